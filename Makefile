@@ -1,0 +1,24 @@
+# Two commands do all the set-up: `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: venv test demo release clean
+
+venv: $(STAMP)
+
+# The lock pins every package (torch 2.13.0 is the CPU build on local disk);
+# pyproject.toml keeps the package's own ranges loose.
+$(STAMP): requirements.lock pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+test: venv
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) .pytest_cache
