@@ -1,0 +1,1 @@
+"""The hidden graders: one pytest module per part of the assignment."""

@@ -1,0 +1,400 @@
+"""Hidden graders for part `heads` (20 points)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import torch
+
+import attention_ref as ref
+from autograder.checks import as_tensor, check, expect, expect_close, fail, tolerance
+from autograder.student import StudentError
+
+PART = "heads"
+
+VIEW_HINT = "use reshape or .contiguous()"
+SPLIT_NO_TRANSPOSE = "view as (B, T, H, dh), then transpose(1, 2)"
+MERGE_NO_TRANSPOSE = "transpose back before reshaping"
+STRIDED_HEADS = "heads own contiguous feature blocks"
+QKV_ORDER = "[q | k | v], each d_model wide"
+LAYOUT = "follow the module layout"
+D_MODEL_SCALE = "scale by the head dimension"
+LAYOUT_SHAPES = {"qkv.weight": (3, 1), "qkv.bias": (3,), "proj.weight": (1, 1), "proj.bias": (1,)}  # in units of d_model
+
+
+def _sizes(gen: torch.Generator, low: int, high: int, n: int) -> list[int]:
+    return torch.randint(low, high + 1, (n,), generator=gen).tolist()
+
+
+def _head_sizes(gen: torch.Generator) -> tuple[int, int, int, int]:
+    """(B, T, H, dh) with B, H, T >= 2 and T != dh, so that mixed-up axes show."""
+    B, H, dh, T = _sizes(gen, 2, 3, 1) + _sizes(gen, 2, 4, 1) + _sizes(gen, 3, 6, 1) + _sizes(gen, 5, 9, 1)
+    return B, T + (T == dh), H, dh
+
+
+def _module_sizes(gen: torch.Generator) -> tuple[int, int, int, int]:
+    """(B, T, H, D) for the module: B, H >= 2, T not the head size."""
+    B, H, T = 2, _sizes(gen, 3, 4, 1)[0], _sizes(gen, 5, 9, 1)[0]
+    return B, T, H, 48
+
+
+def _call(student, checked: str, target: Any, *args: Any) -> Any:
+    """student.call, naming the mistake when `.view` meets a non-contiguous tensor."""
+    try:
+        return student.call(target, *args)
+    except StudentError as exc:
+        if exc.type == "RuntimeError" and re.search(r"\bview\b|contiguous", exc.message):
+            fail(checked, "a result", exc.explain(), VIEW_HINT)
+        raise
+
+
+# ---------------------------------------------------------------- what the usual mistakes compute
+
+def _split(x: torch.Tensor, H: int, how: str = "ok") -> torch.Tensor:
+    B, T, D = x.shape
+    if how == "no_transpose":
+        return x.reshape(B, H, T, D // H)
+    if how == "strided":
+        return x.reshape(B, T, D // H, H).permute(0, 3, 1, 2)
+    return x.reshape(B, T, H, D // H).transpose(1, 2)
+
+
+def _merge(x: torch.Tensor, how: str = "ok") -> torch.Tensor:
+    B, H, T, dh = x.shape
+    if how == "no_transpose":
+        return x.reshape(B, T, H * dh)
+    if how == "strided":
+        return x.permute(0, 2, 3, 1).reshape(B, T, H * dh)
+    return x.transpose(1, 2).reshape(B, T, H * dh)
+
+
+def _split_candidates(x: torch.Tensor, H: int) -> dict[str, torch.Tensor]:
+    return {SPLIT_NO_TRANSPOSE: _split(x, H, "no_transpose"), STRIDED_HEADS: _split(x, H, "strided")}
+
+
+def _merge_candidates(y: torch.Tensor) -> dict[str, torch.Tensor]:
+    return {MERGE_NO_TRANSPOSE: _merge(y, "no_transpose"), STRIDED_HEADS: _merge(y, "strided")}
+
+
+def _attend(x: torch.Tensor, state: dict[str, torch.Tensor], H: int, *, order: str = "qkv", interleave: bool = False,
+            scale: str = "head", causal: bool = True, split: str = "ok", merge: str = "ok",
+            proj: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """The module's forward pass in float64, optionally with one of the usual mistakes."""
+    x = x.double()
+    B, T, D = x.shape
+    dh = D // H
+    fused = x @ state["qkv.weight"].double().T + state["qkv.bias"].double()
+    if interleave:
+        q, k, v = fused.reshape(B, T, H, 3 * dh).transpose(1, 2).split(dh, dim=-1)
+    else:
+        named = dict(zip(order, fused.split(D, dim=-1)))
+        q, k, v = (_split(named[name], H, split) for name in "qkv")
+    scores = q @ k.transpose(-2, -1) / {"head": math.sqrt(dh), "model": math.sqrt(D), "none": 1.0}[scale]
+    if causal:
+        scores = scores.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    out = _merge(weights @ v, merge)
+    if proj:
+        out = out @ state["proj.weight"].double().T + state["proj.bias"].double()
+    return out, weights
+
+
+def _module_candidates(x: torch.Tensor, state: dict[str, torch.Tensor], H: int) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """Likely mistake -> (output, weights) it would give with these weights."""
+    found = {}
+    for order in ("kqv", "qvk", "kvq", "vqk", "vkq"):
+        found[f"{QKV_ORDER} (got them as [{' | '.join(order)}])"] = _attend(x, state, H, order=order)
+    found[f"{QKV_ORDER}, not interleaved per head"] = _attend(x, state, H, interleave=True)
+    found[f"{D_MODEL_SCALE} (d_model // n_heads), not d_model"] = _attend(x, state, H, scale="model")
+    found["divide the scores by √d (the head dimension)"] = _attend(x, state, H, scale="none")
+    found["query i may attend only keys j <= i: apply the causal mask"] = _attend(x, state, H, causal=False)
+    found[f"{LAYOUT}: apply self.proj to the merged heads"] = _attend(x, state, H, proj=False)
+    found[f"{SPLIT_NO_TRANSPOSE}; {MERGE_NO_TRANSPOSE}"] = _attend(x, state, H, split="no_transpose", merge="no_transpose")
+    found[f"split_heads: {SPLIT_NO_TRANSPOSE}"] = _attend(x, state, H, split="no_transpose")
+    found[f"merge_heads: {MERGE_NO_TRANSPOSE}"] = _attend(x, state, H, merge="no_transpose")
+    found[f"{STRIDED_HEADS}: split_heads and merge_heads use a (dh, H) layout"] = _attend(
+        x, state, H, split="strided", merge="strided")
+    found[f"split_heads: {STRIDED_HEADS}"] = _attend(x, state, H, split="strided")
+    found[f"merge_heads: {STRIDED_HEADS}"] = _attend(x, state, H, merge="strided")
+    return found
+
+
+def _module_hint(out: Any, weights: Any, x: torch.Tensor, state: dict[str, torch.Tensor], H: int) -> str | None:
+    """The mistake whose output (and weights, when comparable) the module reproduces."""
+    if type(out) is not torch.Tensor:
+        return None
+    atol, rtol = tolerance("cpu")
+    for hint, (want_out, want_w) in _module_candidates(x, state, H).items():
+        if out.shape != want_out.shape or not torch.allclose(out.double(), want_out, atol=atol, rtol=rtol):
+            continue
+        if type(weights) is torch.Tensor and weights.shape == want_w.shape and not torch.allclose(
+                weights.double(), want_w, atol=atol, rtol=rtol):
+            continue
+        return hint
+    return None
+
+
+# ---------------------------------------------------------------- the module, through plain data
+
+def _contract_state(gen: torch.Generator, D: int, scale: float) -> dict[str, torch.Tensor]:
+    return {name: torch.randn(tuple(n * D for n in units), generator=gen) * scale for name, units in LAYOUT_SHAPES.items()}
+
+
+def _load(student, handle: Any, state: dict[str, torch.Tensor], checked: str) -> None:
+    try:
+        student.method(handle, "load_state_dict", state)
+    except StudentError as exc:
+        if exc.kind != "exception":
+            raise
+        fail(checked, f"a module that loads parameters {', '.join(LAYOUT_SHAPES)}",
+             f"load_state_dict raised {exc.type}: {exc.message[:300]}", LAYOUT)
+
+
+def _contract_module(student, gen: torch.Generator, D: int, H: int, scale: float, checked: str):
+    """The student's module holding the same random weights as a reference module."""
+    state = _contract_state(gen, D, scale)
+    handle = student.construct("CausalSelfAttention", D, H)
+    _load(student, handle, state, checked)
+    reference = ref.CausalSelfAttention(D, H)
+    reference.load_state_dict(state)
+    return handle, state, reference
+
+
+def _own_module(student, gen: torch.Generator, D: int, H: int, checked: str):
+    """The student's module with its own parameter names, refilled with large random weights from `gen`."""
+    handle = student.construct("CausalSelfAttention", D, H)
+    names = _parameter_shapes(student, handle, checked)
+    state = student.method(handle, "state_dict")
+    if type(state) is not dict or not all(type(v) is torch.Tensor for v in state.values()):
+        fail(checked, "a state_dict of tensors", str(type(state).__name__), LAYOUT)
+    scale = 1.5 / math.sqrt(D)
+    new = {k: (torch.randn(v.shape, generator=gen) * scale).to(v.dtype) if k in names and v.is_floating_point() else v
+           for k, v in state.items()}
+    _load(student, handle, new, checked)
+    return handle
+
+
+def _parameter_shapes(student, handle: Any, checked: str) -> dict[str, tuple[int, ...]]:
+    shapes = student.method(handle, "parameter_shapes")
+    if type(shapes) is not dict or not all(type(s) in (tuple, list) and all(type(n) is int for n in s)
+                                           for s in shapes.values()):
+        fail(checked, "named parameters", str(shapes)[:80], LAYOUT)
+    return {name: tuple(s) for name, s in shapes.items()}
+
+
+def _forward(student, handle: Any, x: torch.Tensor, H: int, checked: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(output, weights) of the module on x, each checked for its shape."""
+    B, T, D = x.shape
+    got = _call(student, checked, handle, x)
+    if type(got) not in (tuple, list) or len(got) != 2:
+        fail(checked, "a tuple (output (B, T, D), weights (B, H, T, T))", _describe(got))
+    out = as_tensor(got[0], f"{checked}[0], the output", shape=(B, T, D))
+    weights = as_tensor(got[1], f"{checked}[1], the attention weights", shape=(B, H, T, T))
+    return out, weights
+
+
+def _describe(value: Any) -> str:
+    if type(value) is torch.Tensor:
+        return f"a single tensor of shape {tuple(value.shape)}"
+    if type(value) in (tuple, list):
+        return f"a {type(value).__name__} of {len(value)} items"
+    return str(value)[:80]
+
+
+# ---------------------------------------------------------------- split_heads and merge_heads
+
+@check("split_heads: shape (B, H, T, D // H)", points=1)
+def test_split_heads_shape(student, gen):
+    B, T, H, dh = _head_sizes(gen)
+    x = torch.randn(B, T, H * dh, generator=gen)
+    checked = f"split_heads(x {tuple(x.shape)}, n_heads={H})"
+    got = as_tensor(_call(student, checked, "split_heads", x, H), checked)
+    hint = SPLIT_NO_TRANSPOSE if tuple(got.shape) == (B, T, H, dh) else None
+    expect(tuple(got.shape) == (B, H, T, dh), checked, f"shape {(B, H, T, dh)}", f"shape {tuple(got.shape)}", hint)
+
+
+@check("split_heads: head h holds features h*dh : (h+1)*dh", points=2)
+def test_split_heads_values(student, gen, device):
+    B, T, H, dh = _head_sizes(gen)
+    x = torch.randn(B, T, H * dh, generator=gen)
+    checked = f"split_heads(x {tuple(x.shape)}, n_heads={H})"
+    got = as_tensor(_call(student, checked, "split_heads", x.to(device), H), checked, device=device)
+    expect_close(got, ref.split_heads(x, H), checked, device=device, candidates=_split_candidates(x, H),
+                 hint=f"{SPLIT_NO_TRANSPOSE}: head h holds features h*dh:(h+1)*dh of every token")
+
+
+@check("merge_heads: puts the heads back side by side", points=2)
+def test_merge_heads_values(student, gen, device):
+    B, T, H, dh = _head_sizes(gen)
+    y = torch.randn(B, H, T, dh, generator=gen)
+    checked = f"merge_heads(x {tuple(y.shape)})"
+    got = as_tensor(_call(student, checked, "merge_heads", y.to(device)), checked, device=device)
+    expect_close(got, ref.merge_heads(y), checked, device=device, candidates=_merge_candidates(y),
+                 hint=MERGE_NO_TRANSPOSE)
+
+
+@check("split_heads -> merge_heads gives back the input exactly", points=2)
+def test_split_merge_round_trip(student, gen, device):
+    B, T, H, dh = _head_sizes(gen)
+    x = torch.randn(B, T, H * dh, generator=gen)
+    checked = f"merge_heads(split_heads(x {tuple(x.shape)}, n_heads={H}))"
+    split = as_tensor(_call(student, checked, "split_heads", x.to(device), H), checked, device=device)
+    merged = as_tensor(_call(student, checked, "merge_heads", split), checked, shape=tuple(x.shape), device=device).cpu()
+    if torch.equal(merged, x):
+        return
+    split = split.cpu()
+    hint = None
+    if split.shape == (B, H, T, dh) and not torch.equal(split, ref.split_heads(x, H)):
+        hint = next((h for h, wrong in _split_candidates(x, H).items() if torch.equal(split, wrong)), None)
+    elif split.shape == (B, H, T, dh):
+        hint = next((h for h, wrong in _merge_candidates(split).items() if torch.equal(merged, wrong)), None)
+    wrong = int((merged != x).sum())
+    fail(checked, "x itself, every entry equal", f"{wrong} of {x.numel()} entries moved or changed "
+         f"(first row {[round(v, 3) for v in merged[0, 0, :4].tolist()]} instead of "
+         f"{[round(v, 3) for v in x[0, 0, :4].tolist()]})", hint or "merge_heads must undo split_heads exactly")
+
+
+@check("split_heads and CausalSelfAttention: D not divisible by n_heads raises ValueError", points=1)
+def test_indivisible_raises(student, gen):
+    H, dh = _sizes(gen, 3, 4, 1)[0], _sizes(gen, 3, 6, 1)[0]
+    D = H * dh + 1
+    x = torch.randn(2, 5, D, generator=gen)
+    for checked, attempt in ((f"split_heads(x {tuple(x.shape)}, n_heads={H})", lambda: student.call("split_heads", x, H)),
+                             (f"CausalSelfAttention({D}, {H})",
+                              lambda: student.construct("CausalSelfAttention", D, H))):
+        try:
+            got = attempt()
+        except StudentError as exc:
+            if exc.kind != "exception":
+                raise
+            expect(exc.type == "ValueError" and exc.message.strip() != "", checked,
+                   "ValueError with a message that names the problem", f"{exc.type}: {exc.message[:120]!r}",
+                   f"check {D} % n_heads before reshaping and raise ValueError with a message")
+            continue
+        fail(checked, "ValueError with a message that names the problem", f"no error ({_describe(got)})",
+             f"check d_model % n_heads == 0 and raise ValueError with a message ({D} is not divisible by {H})")
+
+
+# ---------------------------------------------------------------- CausalSelfAttention
+
+@check("CausalSelfAttention: parameters qkv.weight, qkv.bias, proj.weight, proj.bias (16,640 at d_model=64)", points=2)
+def test_module_parameters(student, gen):
+    D, H = 64, 4
+    checked = f"CausalSelfAttention({D}, {H}) named parameters"
+    shapes = _parameter_shapes(student, student.construct("CausalSelfAttention", D, H), checked)
+    want = {name: tuple(n * D for n in units) for name, units in LAYOUT_SHAPES.items()}
+    if shapes != want:
+        total = sum(math.prod(s) for s in shapes.values())
+        missing = [n for n in want if n not in shapes]
+        extra = [n for n in shapes if n not in want]
+        reshaped = [f"{n} {shapes[n]}" for n in want if n in shapes and shapes[n] != want[n]]
+        details = "; ".join(part for part in (
+            f"missing {', '.join(missing)}" if missing else "",
+            f"unexpected {', '.join(extra[:4])}" if extra else "",
+            f"wrong shape {', '.join(reshaped)}" if reshaped else "") if part)
+        fail(checked, ", ".join(f"{n} {s}" for n, s in want.items()) + ": 16,640 parameters",
+             f"{total:,} parameters; {details}", f"{LAYOUT} (qkv = nn.Linear(d_model, 3 * d_model), "
+             "proj = nn.Linear(d_model, d_model), both with bias, nothing else)")
+
+
+@check("CausalSelfAttention: returns (output (B, T, D), weights (B, H, T, T)) in float32", points=1)
+def test_module_shapes(student, gen):
+    B, T, H, D = _module_sizes(gen)
+    x = torch.randn(B, T, D, generator=gen)
+    checked = f"CausalSelfAttention({D}, {H})(x {tuple(x.shape)})"
+    out, weights = _forward(student, student.construct("CausalSelfAttention", D, H), x, H, checked)
+    for name, got in (("output", out), ("weights", weights)):
+        expect(got.dtype == torch.float32, f"{checked}: the {name}", "dtype torch.float32", f"dtype {got.dtype}")
+
+
+@check("CausalSelfAttention: output matches the reference with the same weights", points=3)
+def test_module_output(student, gen):
+    B, T, H, D = _module_sizes(gen)
+    checked = f"CausalSelfAttention({D}, {H}) output, weights loaded from the reference"
+    handle, state, reference = _contract_module(student, gen, D, H, 0.6 / math.sqrt(D), checked)
+    x = torch.randn(B, T, D, generator=gen)
+    out, weights = _forward(student, handle, x, H, checked)
+    with torch.no_grad():
+        want, _ = reference(x)
+    expect_close(out, want, f"{checked}, x {tuple(x.shape)}", hint=_module_hint(out, weights, x, state, H))
+
+
+@check("CausalSelfAttention: attention weights match the reference (large weights)", points=2)
+def test_module_weights(student, gen):
+    B, T, H, D = _module_sizes(gen)
+    checked = f"CausalSelfAttention({D}, {H}) attention weights, large weights loaded from the reference"
+    handle, state, reference = _contract_module(student, gen, D, H, 1.5 / math.sqrt(D), checked)
+    x = torch.randn(B, T, D, generator=gen)
+    out, weights = _forward(student, handle, x, H, checked)
+    with torch.no_grad():
+        _, want = reference(x)
+    expect_close(weights, want, f"{checked}, x {tuple(x.shape)}", hint=_module_hint(out, weights, x, state, H))
+
+
+@check("CausalSelfAttention: weights rows sum to 1, exactly 0 above the diagonal", points=1)
+def test_module_weights_properties(student, gen):
+    B, T, H, D = _module_sizes(gen)
+    checked = f"CausalSelfAttention({D}, {H}) attention weights"
+    handle = _own_module(student, gen, D, H, checked)
+    _, weights = _forward(student, handle, torch.randn(B, T, D, generator=gen), H, checked)
+    sums = weights.double().sum(dim=-1)
+    gap = (sums - 1).abs().nan_to_num(nan=float("inf")).max().item()
+    expect(gap <= 1e-5, f"{checked}.sum(dim=-1)", "every row sums to 1",
+           f"row sums off by up to {gap:.3g} (first {[round(v, 4) for v in sums[0, 0, :4].tolist()]})",
+           "softmax over the keys: dim=-1")
+    above = weights.triu(1)
+    if bool((above != 0).any()):
+        b, h, i, j = (int(v) for v in (above != 0).nonzero()[0])
+        fail(f"{checked}[{b}, {h}, {i}, {j}] (query {i}, key {j} in its future)", "exactly 0",
+             f"{weights[b, h, i, j].item():.3g}", "query i may attend only keys j <= i: apply the causal mask")
+
+
+@check("CausalSelfAttention: changing future tokens leaves past outputs unchanged", points=2)
+def test_module_causality(student, gen):
+    B, T, H, D = _module_sizes(gen)
+    checked = f"CausalSelfAttention({D}, {H})"
+    handle = _own_module(student, gen, D, H, checked)
+    cut = _sizes(gen, 1, T - 3, 1)[0]  # tokens 0..cut stay, the later ones change
+    x = torch.randn(B, T, D, generator=gen)
+    changed = x.clone()
+    changed[:, cut + 1:] = torch.randn(B, T - cut - 1, D, generator=gen) * 3
+    out, weights = _forward(student, handle, x, H, checked)
+    out2, weights2 = _forward(student, handle, changed, H, checked)
+    gap = max((out - out2)[:, :cut + 1].abs().nan_to_num(nan=float("inf")).max().item(),
+              (weights - weights2)[:, :, :cut + 1].abs().nan_to_num(nan=float("inf")).max().item())
+    if gap > 1e-5:
+        shapes = _parameter_shapes(student, handle, checked)
+        contract = shapes == {n: tuple(k * D for k in u) for n, u in LAYOUT_SHAPES.items()}
+        hint = None
+        if contract:  # name the mistake: same weights, known wrong versions
+            state = student.method(handle, "state_dict")
+            if type(state) is dict and all(type(state.get(n)) is torch.Tensor for n in LAYOUT_SHAPES):
+                hint = _module_hint(out, weights, x, state, H)
+        fail(f"{checked}: outputs and weights of tokens 0..{cut} after changing tokens {cut + 1}..{T - 1}",
+             "unchanged", f"changed by up to {gap:.3g}",
+             hint or "query i may attend only keys j <= i, and heads must not mix time steps "
+                     f"({SPLIT_NO_TRANSPOSE}; {MERGE_NO_TRANSPOSE})")
+
+
+@check("split_heads, merge_heads and CausalSelfAttention do not modify their inputs", points=1)
+def test_inputs_unchanged(student, gen):
+    B, T, H, dh = _head_sizes(gen)
+    x, y = torch.randn(B, T, H * dh, generator=gen), torch.randn(B, H, T, dh, generator=gen)
+    D = 48
+    xm = torch.randn(B, T, D, generator=gen)
+    calls = ((f"split_heads(x {tuple(x.shape)}, {H})", "split_heads", (x, H)),
+             (f"merge_heads(x {tuple(y.shape)})", "merge_heads", (y,)),
+             (f"CausalSelfAttention({D}, {H})(x {tuple(xm.shape)})", None, (xm,)))
+    for checked, name, args in calls:
+        target = name or student.construct("CausalSelfAttention", D, H)
+        try:
+            _, after = student.call_and_inspect(target, *args)
+        except StudentError as exc:
+            if exc.type == "RuntimeError" and re.search(r"\bview\b|contiguous", exc.message):
+                fail(checked, "a result", exc.explain(), VIEW_HINT)
+            raise
+        expect(type(after) is list and type(after[0]) is torch.Tensor and torch.equal(after[0], args[0]),
+               f"the input passed to {checked}, after the call", "unchanged", "changed in place",
+               "don't modify inputs (no in-place operations such as x += ..., add_ or masked_fill_ on x)")

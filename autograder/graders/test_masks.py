@@ -1,0 +1,224 @@
+"""Hidden graders for part `masks` (20 points)."""
+
+from __future__ import annotations
+
+import torch
+
+import attention_ref as ref
+from autograder.checks import as_tensor, check, expect, expect_close, fail
+
+PART = "masks"
+
+
+def _sizes(gen: torch.Generator, low: int, high: int, n: int) -> list[int]:
+    return torch.randint(low, high + 1, (n,), generator=gen).tolist()
+
+
+def _mask_hint(got: torch.Tensor) -> str | None:
+    """Name the mistake behind a wrong causal mask by comparing with the usual wrong ones."""
+    T_q, T_k = got.shape
+    ones = torch.ones(T_q, T_k, dtype=torch.bool)
+    known = {
+        "a token may attend to itself": ones.tril(-1),
+        "off by one: query i sees key i+1": ones.tril(1),
+        "this contract uses True = may attend": ones.triu(1),
+        "rows are queries, columns are keys": torch.ones(T_k, T_q, dtype=torch.bool).tril().T,
+        "top-left alignment, as is_causal": ones.tril(T_k - T_q),
+    }
+    return next((hint for hint, wrong in known.items() if wrong.shape == got.shape and torch.equal(got.cpu(), wrong)), None)
+
+
+def _average_hint(got: torch.Tensor) -> str:
+    if bool((got.diagonal() == 0).any()):
+        return "a token may attend to itself"
+    if bool((got.triu(1) != 0).any()):
+        return "rows are queries, columns are keys"
+    return "each row is an average: weights 1/(i+1)"
+
+
+@check("causal_average: row i averages tokens 0..i", points=2)
+def test_causal_average_values(student, gen):
+    (T,) = _sizes(gen, 5, 9, 1)
+    got = as_tensor(student.call("causal_average", T), f"causal_average({T})", shape=(T, T))
+    expect_close(got, ref.causal_average(T), f"causal_average({T})", hint=_average_hint(got))
+
+
+@check("causal_average: rows sum to 1, nothing above the diagonal", points=1)
+def test_causal_average_properties(student, gen):
+    (T,) = _sizes(gen, 4, 8, 1)
+    got = as_tensor(student.call("causal_average", T), f"causal_average({T})", shape=(T, T))
+    sums = got.sum(dim=-1)
+    expect(torch.allclose(sums, torch.ones(T), atol=1e-5), f"causal_average({T}).sum(dim=-1)",
+           "every row sums to 1", f"row sums {[round(x, 4) for x in sums[:4].tolist()]}", _average_hint(got))
+    above = got.triu(1)
+    expect(bool((above == 0).all()), f"causal_average({T}) above the diagonal", "all 0",
+           f"{int((above != 0).sum())} non-zero entries", "rows are queries, columns are keys")
+
+
+@check("causal_mask: a token may attend to itself", points=1)
+def test_causal_mask_diagonal(student, gen):
+    (T,) = _sizes(gen, 4, 9, 1)
+    got = as_tensor(student.call("causal_mask", T), f"causal_mask({T})", shape=(T, T), dtype=torch.bool)
+    expect(bool(got.diagonal().all()), f"causal_mask({T}).diagonal()", "all True",
+           f"{got.diagonal().tolist()}", "a token may attend to itself")
+
+
+@check("causal_mask: no weight above the diagonal", points=1)
+def test_causal_mask_future_blocked(student, gen):
+    (T,) = _sizes(gen, 4, 9, 1)
+    got = as_tensor(student.call("causal_mask", T), f"causal_mask({T})", shape=(T, T), dtype=torch.bool)
+    leaks = got.triu(1)
+    if leaks.any():
+        i, j = (int(x) for x in leaks.nonzero()[0])
+        fail(f"causal_mask({T})[{i}, {j}] (query {i}, key {j} in its future)", "False", "True",
+             _mask_hint(got) or "query i may see key j only when j <= i")
+
+
+@check("causal_mask: values match the reference", points=1)
+def test_causal_mask_values(student, gen, device):
+    (T,) = _sizes(gen, 3, 9, 1)
+    got = as_tensor(student.call("causal_mask", T, device=device), f"causal_mask({T}, device={device!r})",
+                    shape=(T, T), dtype=torch.bool, device=device)
+    want = ref.causal_mask(T)
+    if not torch.equal(got.cpu(), want):
+        i, j = (int(x) for x in (got.cpu() != want).nonzero()[0])
+        fail(f"causal_mask({T})[{i}, {j}]", str(bool(want[i, j])), str(bool(got[i, j])), _mask_hint(got.cpu()))
+
+
+@check("causal_mask: top-left alignment when T_q != T_k", points=2)
+def test_causal_mask_rectangular(student, gen):
+    short, long = sorted(_sizes(gen, 3, 9, 2))
+    long += 2
+    for T_q, T_k in ((short, long), (long, short)):
+        got = as_tensor(student.call("causal_mask", T_q, T_k), f"causal_mask({T_q}, {T_k})",
+                        shape=(T_q, T_k), dtype=torch.bool)
+        want = ref.causal_mask(T_q, T_k)
+        if not torch.equal(got, want):
+            i, j = (int(x) for x in (got != want).nonzero()[0])
+            fail(f"causal_mask({T_q}, {T_k})[{i}, {j}]", str(bool(want[i, j])), str(bool(got[i, j])),
+                 _mask_hint(got) or "top-left alignment, as is_causal")
+
+
+@check("causal_mask: created on the requested device", points=1)
+def test_causal_mask_device(student, gen, device):
+    (T,) = _sizes(gen, 3, 6, 1)
+    as_tensor(student.call("causal_mask", T, T + 1, device=device), f"causal_mask({T}, {T + 1}, device={device!r})",
+              shape=(T, T + 1), device=device)
+
+
+def _lengths(gen: torch.Generator, B: int, T: int) -> torch.Tensor:
+    lengths = torch.randint(1, T + 1, (B,), generator=gen)
+    lengths[0] = T  # one full sequence and at least one padded one
+    lengths[1] = max(1, T // 2)
+    return lengths
+
+
+@check("padding_mask: True exactly on the real tokens", points=2)
+def test_padding_mask_values(student, gen):
+    B, T = _sizes(gen, 2, 5, 1)[0], _sizes(gen, 5, 9, 1)[0]
+    lengths = _lengths(gen, B, T)
+    got = student.call("padding_mask", lengths, T)
+    positions = torch.arange(T)
+    expect_close(got, ref.padding_mask(lengths, T), f"padding_mask(lengths={lengths.tolist()}, T={T})", candidates={
+        "this contract uses True = may attend": positions >= lengths[:, None],
+        "off by one: positions 0..length-1 are the real tokens": positions <= lengths[:, None],
+    })
+
+
+@check("padding_mask: result on the device of lengths", points=1)
+def test_padding_mask_device(student, gen, device):
+    lengths = _lengths(gen, 3, 6).to(device)
+    as_tensor(student.call("padding_mask", lengths, 6), f"padding_mask(lengths on {device}, 6)",
+              shape=(3, 6), dtype=torch.bool, device=device)
+
+
+def _scores_and_mask(gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    B, H = 2, 3
+    T_q, T_k = _sizes(gen, 3, 6, 1)[0], _sizes(gen, 7, 9, 1)[0]
+    scores = torch.randn(B, H, T_q, T_k, generator=gen) * 3
+    mask = torch.rand(B, H, T_q, T_k, generator=gen) < 0.6
+    mask[..., 0] = True  # every query sees at least one key
+    return scores, mask
+
+
+def _apply_mask_hint(got: torch.Tensor, scores: torch.Tensor, mask: torch.Tensor) -> str | None:
+    if torch.equal(got, scores.masked_fill(~mask, 0.0)):  # also what scores * mask gives
+        return "0 is a score, not a block: use -inf; build a fill, not arithmetic on booleans"
+    if torch.allclose(got, scores) or torch.allclose(got, scores + mask):
+        return "build a fill, not arithmetic on booleans"
+    if torch.equal(got[~mask], scores[~mask]):
+        return "fill where the mask is False"
+    return None
+
+
+@check("apply_mask: masked entries get weight 0, the others keep their scores", points=2)
+def test_apply_mask_values(student, gen, device):
+    scores, mask = _scores_and_mask(gen)
+    checked = f"apply_mask(scores {tuple(scores.shape)}, mask)"
+    got = as_tensor(student.call("apply_mask", scores.to(device), mask.to(device)), checked,
+                    shape=tuple(scores.shape), device=device).cpu()
+    weights = torch.softmax(got.double(), dim=-1)
+    leaked = weights[~mask]
+    if not bool((leaked == 0).all()) or not torch.equal(got[mask], scores[mask]):
+        wrong_weight = float(leaked.abs().max()) if leaked.numel() else 0.0
+        changed = int((got[mask] != scores[mask]).sum())
+        fail(checked, "softmax weight exactly 0 where the mask is False, scores unchanged where it is True",
+             f"largest weight on a masked entry {wrong_weight:.3g}; {changed} allowed scores changed",
+             _apply_mask_hint(got, scores, mask))
+
+
+@check("apply_mask: broadcasts a (T_q, T_k) mask over batch and heads", points=1)
+def test_apply_mask_broadcast(student, gen):
+    scores, _ = _scores_and_mask(gen)
+    mask = ref.causal_mask(scores.shape[-2], scores.shape[-1])
+    got = student.call("apply_mask", scores, mask)
+    got = as_tensor(got, "apply_mask(scores (B, H, T_q, T_k), causal mask (T_q, T_k))", shape=tuple(scores.shape))
+    expect_close(torch.softmax(got.double(), -1), torch.softmax(ref.apply_mask(scores, mask).double(), -1),
+                 "softmax of apply_mask(scores, causal_mask(T_q, T_k))",
+                 hint=_apply_mask_hint(got, scores, mask.expand_as(scores)))
+
+
+@check("apply_mask: does not modify its inputs", points=1)
+def test_apply_mask_pure(student, gen):
+    scores, mask = _scores_and_mask(gen)
+    _, (scores_after, mask_after) = student.call_and_inspect("apply_mask", scores, mask)
+    expect(type(scores_after) is torch.Tensor and torch.equal(scores_after, scores) and torch.equal(mask_after, mask),
+           "the scores passed to apply_mask, after the call", "unchanged", "changed in place",
+           "don't modify inputs (use masked_fill, not masked_fill_)")
+
+
+@check("combine_masks: shape (B, 1, T, T) and boolean", points=1)
+def test_combine_masks_shape(student, gen):
+    B, T = 3, _sizes(gen, 4, 8, 1)[0]
+    got = student.call("combine_masks", ref.causal_mask(T), ref.padding_mask(_lengths(gen, B, T), T))
+    as_tensor(got, f"combine_masks(causal ({T}, {T}), padding ({B}, {T}))", shape=(B, 1, T, T), dtype=torch.bool)
+
+
+@check("combine_masks: a key is allowed only if both masks allow it", points=2)
+def test_combine_masks_values(student, gen, device):
+    B, T = 3, _sizes(gen, 4, 8, 1)[0]
+    causal, padding = ref.causal_mask(T), ref.padding_mask(_lengths(gen, B, T), T)
+    got = student.call("combine_masks", causal.to(device), padding.to(device))
+    checked = f"combine_masks(causal ({T}, {T}), padding ({B}, {T}))"
+    as_tensor(got, checked, shape=(B, 1, T, T), dtype=torch.bool, device=device)
+    expect_close(got, ref.combine_masks(causal, padding), checked, device=device, candidates={
+        "padding hides keys (the last dimension)": causal[None, None] & padding[:, None, :, None],
+        "a query may attend a key only if both masks allow it (and, not or)": causal[None, None] | padding[:, None, None, :],
+    })
+
+
+@check("combine_masks: changing padded keys and values leaves real outputs unchanged", points=1)
+def test_combine_masks_padding_invariance(student, gen):
+    B, T, d = 3, _sizes(gen, 5, 8, 1)[0], 4
+    lengths = _lengths(gen, B, T)
+    padding = ref.padding_mask(lengths, T)
+    mask = as_tensor(student.call("combine_masks", ref.causal_mask(T), padding), "combine_masks(...)",
+                     shape=(B, 1, T, T), dtype=torch.bool)
+    q, k, v = (torch.randn(B, 1, T, d, generator=gen) for _ in range(3))
+    noise = torch.randn(B, 1, T, d, generator=gen) * 10 * (~padding)[:, None, :, None]
+    real = padding[:, None, :, None].expand(B, 1, T, d)
+    out, _ = ref.scaled_dot_product_attention(q, k, v, mask)
+    out_changed, _ = ref.scaled_dot_product_attention(q, k + noise, v + noise, mask)
+    gap = (out - out_changed)[real].abs().nan_to_num(nan=float("inf")).max().item()
+    expect(gap < 1e-5, "attention outputs of real tokens after changing the padded keys and values",
+           "unchanged", f"changed by up to {gap:.3g}", "padding hides keys (the last dimension)")

@@ -1,0 +1,388 @@
+"""Hidden graders for part `scaling` (20 points)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+import attention_ref as ref
+from autograder.checks import ROW_SUM_TOLERANCE, as_tensor, check, expect, expect_close, fail, tolerance
+from autograder.student import StudentError
+
+PART = "scaling"
+
+DIM = "softmax over the keys: dim=-1"
+MAX = "subtract the row max"
+XLOGY = "0·log 0 = 0 (torch.special.xlogy)"
+SPREAD = "std over the n dot products"
+BATCHED = ("batched inputs fail while smaller ones work: k.T and k.transpose(1, 2) are the key transpose only "
+           "in 2-D or 3-D, use k.transpose(-2, -1)")
+NOT_NEG_INF = "use -inf (or -1e9) for masked scores so their weight is exactly 0"
+
+
+def _sizes(gen: torch.Generator) -> tuple[int, int, int, int, int]:
+    """B, H >= 2 and T_q, T_k, d all different, so that every axis mix-up shows."""
+    short, long, d = (int(torch.randint(low, high + 1, (1,), generator=gen)) for low, high in ((3, 6), (7, 9), (10, 14)))
+    T_q, T_k = (short, long) if torch.rand(1, generator=gen).item() < 0.5 else (long, short)
+    return 2, 3, T_q, T_k, d
+
+
+def _qkv(gen: torch.Generator, *batch: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int, int]:
+    B, H, T_q, T_k, d = _sizes(gen)
+    lead = (B, H)[: len(batch)] if batch else (B, H)
+    q = torch.randn(*lead, T_q, d, generator=gen)
+    k = torch.randn(*lead, T_k, d, generator=gen)
+    v = torch.randn(*lead, T_k, d + 3, generator=gen)
+    return q, k, v, T_q, T_k
+
+
+def _call(student, checked: str, name: str, *args: Any) -> Any:
+    """student.call, naming the mistake when only the batched form of the call fails."""
+    try:
+        return student.call(name, *args)
+    except StudentError as exc:
+        if exc.kind == "exception" and _works_with_fewer_batch_axes(student, name, args):
+            fail(checked, "a result for batched inputs, as for inputs with fewer batch axes", exc.explain(), BATCHED)
+        raise
+
+
+def _works_with_fewer_batch_axes(student, name: str, args: tuple) -> bool:
+    while any(type(a) is torch.Tensor and a.dim() > 2 for a in args):
+        args = tuple(a[0] if type(a) is torch.Tensor and a.dim() > 2 else a for a in args)
+        try:
+            student.call(name, *args)
+            return True
+        except StudentError:
+            continue
+    return False
+
+
+def _describe(value: Any) -> str:
+    if type(value) is torch.Tensor:
+        return f"a single tensor of shape {tuple(value.shape)}"
+    if type(value) in (tuple, list):
+        return f"a {type(value).__name__} of {len(value)} items"
+    return f"{type(value).__name__} {str(value)[:60]}"
+
+
+def _pair(got: Any, checked: str) -> tuple[Any, Any]:
+    if type(got) not in (tuple, list) or len(got) != 2:
+        fail(checked, "a tuple (output, weights)", _describe(got), "return both: `return weights @ v, weights`")
+    return got[0], got[1]
+
+
+# ---------------------------------------------------------------- what the usual mistakes compute
+
+def _raw(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    return q.double() @ k.double().transpose(-2, -1)
+
+
+def _masked(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    return scores if mask is None else scores.masked_fill(~mask, float("-inf"))
+
+
+def _score_candidates(q: torch.Tensor, k: torch.Tensor) -> dict[str, torch.Tensor]:
+    qk, d = _raw(q, k), q.shape[-1]
+    return {
+        "divide by √d, not d": qk / d,
+        "divide by √d: unscaled scores grow with d and make the softmax too peaked": qk,
+        "divide, don't multiply: scores / √d": qk * math.sqrt(d),
+        "d is the last dimension (q.shape[-1]), not the number of keys": qk / math.sqrt(k.shape[-2]),
+        "d is the last dimension (q.shape[-1]), not the number of queries": qk / math.sqrt(q.shape[-2]),
+    }
+
+
+def _weight_candidates(scores: torch.Tensor, mask: torch.Tensor | None) -> dict[str, torch.Tensor]:
+    scores = scores.double()
+    filled = _masked(scores, mask)
+    found = {DIM: torch.softmax(filled, dim=-2)}
+    if scores.dim() == 4:
+        found[DIM + " (dim=1 is the head axis here)"] = torch.softmax(filled, dim=1)
+    if mask is not None:
+        found.update({
+            "renormalise, or mask before softmax": torch.softmax(scores, dim=-1) * mask,
+            "0 is a score, not a block: use -inf": torch.softmax(scores.masked_fill(~mask, 0.0), dim=-1),
+            "fill where the mask is False": torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1),
+            "the mask is ignored: fill the scores where it is False before the softmax": torch.softmax(scores, dim=-1),
+        })
+    return found
+
+
+def _attention_candidates(q, k, v, mask) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """(weights, outputs) that the usual scaling and softmax mistakes give."""
+    weights = {hint: torch.softmax(_masked(s, mask), dim=-1) for hint, s in _score_candidates(q, k).items()}
+    weights.update(_weight_candidates(_raw(q, k) / math.sqrt(q.shape[-1]), mask))
+    return weights, {hint: w @ v.double() for hint, w in weights.items()}
+
+
+def _which(got: torch.Tensor, candidates: dict[str, torch.Tensor], device: str) -> str | None:
+    atol, rtol = tolerance(device)
+    got = got.detach().cpu().double()
+    for hint, wrong in candidates.items():
+        if wrong.shape == got.shape and torch.allclose(got, wrong, atol=atol, rtol=rtol, equal_nan=True):
+            return hint
+    return None
+
+
+def _expect_blocked(weights: torch.Tensor, mask: torch.Tensor, checked: str) -> None:
+    leaked = weights.cpu()[~mask.cpu().expand(weights.shape)]
+    expect(bool((leaked == 0).all()), f"{checked}: the weights where the mask is False", "exactly 0",
+           f"largest {leaked.abs().max().item() if leaked.numel() else 0.0:.3g}", NOT_NEG_INF)
+
+
+def _sdpa(student, device: str, q, k, v, mask, checked: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The submission's (output, weights), checked for type, shape, dtype and device."""
+    args = (q, k, v) if mask is None else (q, k, v, mask)
+    out, weights = _pair(_call(student, checked, "scaled_dot_product_attention", *(a.to(device) for a in args)), checked)
+    weights = as_tensor(weights, f"{checked}: the weights", shape=(*q.shape[:-1], k.shape[-2]),
+                        dtype=torch.float32, device=device)
+    out = as_tensor(out, f"{checked}: the output", shape=(*q.shape[:-1], v.shape[-1]), dtype=torch.float32, device=device)
+    return out, weights
+
+
+# ---------------------------------------------------------------- attention_scores
+
+def _expect_scores(student, device: str, q: torch.Tensor, k: torch.Tensor) -> None:
+    checked = f"attention_scores(q {tuple(q.shape)}, k {tuple(k.shape)})"
+    got = as_tensor(_call(student, checked, "attention_scores", q.to(device), k.to(device)), checked,
+                    shape=(*q.shape[:-1], k.shape[-2]), dtype=torch.float32, device=device)
+    expect_close(got, ref.attention_scores(q.double(), k.double()), checked, device=device,
+                 candidates=_score_candidates(q, k))
+
+
+@check("attention_scores: q kᵀ / √d on 3-D inputs (T_q, T_k and d all different)", points=2)
+def test_scores_3d(student, gen, device):
+    q, k, _, _, _ = _qkv(gen, 1)
+    _expect_scores(student, device, q, k)
+
+
+@check("attention_scores: q kᵀ / √d on 4-D (B, H, T, d) inputs", points=2)
+def test_scores_4d(student, gen, device):
+    q, k, _, _, _ = _qkv(gen)
+    _expect_scores(student, device, q, k)
+
+
+# ---------------------------------------------------------------- attention_weights
+
+@check("attention_weights: masked row softmax matches the reference", points=2)
+def test_weights_values(student, gen, device):
+    B, H, T_q, T_k, _ = _sizes(gen)
+    scores = torch.randn(B, H, T_q, T_k, generator=gen) * 3
+    mask = torch.rand(B, 1, T_q, T_k, generator=gen) < 0.6
+    mask[..., 0] = True  # every query sees at least one key
+    for m in (None, mask):
+        checked = f"attention_weights(scores {tuple(scores.shape)}" + (")" if m is None else f", mask {tuple(m.shape)})")
+        args = (scores,) if m is None else (scores, m)
+        got = as_tensor(student.call("attention_weights", *(a.to(device) for a in args)), checked,
+                        shape=tuple(scores.shape), dtype=torch.float32, device=device)
+        expect_close(got, ref.attention_weights(scores.double(), m), checked, device=device,
+                     candidates=_weight_candidates(scores, m))
+
+
+@check("attention_weights: each row sums to 1, exactly 0 where masked (causal, T_q != T_k)", points=1)
+def test_weights_rows(student, gen, device):
+    B, _, T_q, T_k, _ = _sizes(gen)
+    scores = torch.randn(B, T_q, T_k, generator=gen) * 3
+    mask = ref.causal_mask(T_q, T_k)
+    checked = f"attention_weights(scores {tuple(scores.shape)}, causal_mask({T_q}, {T_k}))"
+    got = as_tensor(student.call("attention_weights", scores.to(device), mask.to(device)), checked,
+                    shape=(B, T_q, T_k), dtype=torch.float32, device=device)
+    hint = _which(got, _weight_candidates(scores, mask), device)
+    rows, columns = got.cpu().double().sum(dim=-1), got.cpu().double().sum(dim=-2)
+    if hint is None and torch.allclose(columns, torch.ones_like(columns), atol=ROW_SUM_TOLERANCE):
+        hint = DIM
+    expect(bool(((rows - 1).abs() <= ROW_SUM_TOLERANCE).all()), f"{checked}.sum(dim=-1)", "every row sums to 1",
+           f"row sums {[round(x, 4) for x in rows[0, :4].tolist()]}...", hint)
+    leaked = got.cpu()[~mask.expand_as(got)]
+    expect(bool((leaked == 0).all()), f"{checked} where the mask is False", "exactly 0",
+           f"largest {leaked.abs().max().item():.3g}", hint or NOT_NEG_INF)
+
+
+@check("attention_weights: stable for large scores (> 100)", points=1)
+def test_weights_large(student, gen, device):
+    B, H, T_q, T_k, _ = _sizes(gen)
+    scores = 100 + torch.randn(B, H, T_q, T_k, generator=gen) * 3
+    mask = ref.causal_mask(T_q, T_k)
+    checked = f"attention_weights(scores of about 100 {tuple(scores.shape)}, causal_mask({T_q}, {T_k}))"
+    got = as_tensor(student.call("attention_weights", scores.to(device), mask.to(device)), checked,
+                    shape=tuple(scores.shape), dtype=torch.float32, device=device)
+    bad = int((~got.isfinite()).sum())
+    expect(bad == 0, checked, "finite weights (softmax is shift-invariant)", f"{bad} inf or NaN weights", MAX)
+    expect_close(got, ref.attention_weights(scores.double(), mask), checked, device=device,
+                 candidates=_weight_candidates(scores, mask))
+
+
+# ---------------------------------------------------------------- scaled_dot_product_attention
+
+@check("scaled_dot_product_attention: output and weights match the reference (3-D, 4-D, masks)", points=3)
+def test_sdpa_values(student, gen, device):
+    q3, k3, v3, _, _ = _qkv(gen, 1)
+    q, k, v, T_q, T_k = _qkv(gen)
+    lengths = torch.randint(1, T_k + 1, (q.shape[0],), generator=gen)
+    lengths[0] = max(1, T_k // 2)  # one padded sequence at least
+    cases = ((q3, k3, v3, None, ""), (q, k, v, ref.causal_mask(T_q, T_k), f", causal_mask({T_q}, {T_k})"),
+             (q, k, v, ref.padding_mask(lengths, T_k)[:, None, None, :], f", key padding mask lengths={lengths.tolist()}"))
+    for q, k, v, mask, label in cases:
+        checked = f"scaled_dot_product_attention(q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}{label})"
+        out, weights = _sdpa(student, device, q, k, v, mask, checked)
+        want_out, want_weights = ref.scaled_dot_product_attention(q.double(), k.double(), v.double(), mask)
+        wrong_weights, wrong_outs = _attention_candidates(q, k, v, mask)
+        expect_close(weights, want_weights, f"{checked}: the weights", device=device, candidates=wrong_weights)
+        if mask is not None:
+            _expect_blocked(weights, mask, checked)
+        expect_close(out, want_out, f"{checked}: the output", device=device, candidates=wrong_outs,
+                     hint="the output is weights @ v")
+
+
+@check("scaled_dot_product_attention: matches torch.nn.functional.scaled_dot_product_attention", points=1)
+def test_sdpa_torch(student, gen, device):
+    q, k, v, T_q, T_k = _qkv(gen)
+    mask = torch.rand(*q.shape[:-1], T_k, generator=gen) < 0.7
+    mask[..., 0] = True
+    q64, k64, v64 = q.double(), k.double(), v.double()
+    cases = ((mask, F.scaled_dot_product_attention(q64, k64, v64, attn_mask=mask), "attn_mask=mask"),
+             (ref.causal_mask(T_q, T_k), F.scaled_dot_product_attention(q64, k64, v64, is_causal=True), "is_causal=True"))
+    for m, want, how in cases:
+        checked = (f"scaled_dot_product_attention(q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, "
+                   f"mask {tuple(m.shape)})[0] against F.scaled_dot_product_attention(..., {how})")
+        out, _ = _sdpa(student, device, q, k, v, m, checked)
+        expect_close(out, want, checked, device=device, candidates=_attention_candidates(q, k, v, m)[1])
+
+
+@check("scaled_dot_product_attention: stable for large scores (> 100)", points=1)
+def test_sdpa_large(student, gen, device):
+    B, H, T_q, T_k, d = _sizes(gen)
+    # entries about 6 make every score about 36 √d > 110, with a spread of a few units within a row
+    q = 6 + 0.3 * torch.randn(B, H, T_q, d, generator=gen)
+    k = 6 + 0.3 * torch.randn(B, H, T_k, d, generator=gen)
+    v = 2 + 0.5 * torch.randn(B, H, T_k, d, generator=gen)  # outputs far from 0, so rtol covers float32 scores
+    mask = ref.causal_mask(T_q, T_k)
+    checked = f"scaled_dot_product_attention(q, k with scores of about {36 * math.sqrt(d):.0f}, v, causal_mask)"
+    out, weights = _sdpa(student, device, q, k, v, mask, checked)
+    bad = int((~weights.isfinite()).sum()) + int((~out.isfinite()).sum())
+    expect(bad == 0, checked, "finite weights and output (softmax is shift-invariant)", f"{bad} inf or NaN entries", MAX)
+    want_out, want_weights = ref.scaled_dot_product_attention(q.double(), k.double(), v.double(), mask)
+    expect_close(weights, want_weights, f"{checked}: the weights", device=device,
+                 candidates=_attention_candidates(q, k, v, mask)[0])
+    expect_close(out, want_out, f"{checked}: the output", device=device, hint="the output is weights @ v")
+
+
+@check("attention_scores, attention_weights, scaled_dot_product_attention: inputs not modified", points=1)
+def test_pure(student, gen):
+    q, k, v, T_q, T_k = _qkv(gen)
+    scores = torch.randn(*q.shape[:-1], T_k, generator=gen)
+    mask = ref.causal_mask(T_q, T_k)
+    calls = (("attention_scores", ("q", "k"), (q, k)), ("attention_weights", ("scores", "mask"), (scores, mask)),
+             ("scaled_dot_product_attention", ("q", "k", "v", "mask"), (q, k, v, mask)))
+    for name, labels, args in calls:
+        _, after = student.call_and_inspect(name, *args)
+        changed = [label for label, before, now in zip(labels, args, after)
+                   if type(now) is not torch.Tensor or now.shape != before.shape or not torch.equal(now, before)]
+        expect(not changed, f"the arguments of {name}({', '.join(labels)}) after the call", "unchanged",
+               f"{', '.join(changed)} changed in place", "don't modify inputs (no q /= ..., masked_fill_ or out= on them)")
+
+
+# ---------------------------------------------------------------- dot_product_spread
+
+SPREAD_N = 20_000
+
+
+def _spread(student, d: int, scaled: bool, n: int = SPREAD_N) -> float:
+    checked = f"dot_product_spread({d}, {n}, scaled={scaled})"
+    got = student.call("dot_product_spread", d, n, scaled=scaled)
+    if type(got) in (int, float) or (type(got) is torch.Tensor and got.numel() == 1 and got.dtype.is_floating_point):
+        return float(got)
+    fail(checked, "a number (a Python float)", _describe(got), "return a Python float: float(...) or .item()")
+
+
+def _band(d: int, n: int = SPREAD_N) -> float:
+    """A relative band around the true std that a correct answer leaves with probability far below 1e-12.
+
+    The sample std of n draws of a sum of d products of standard normals (excess kurtosis 6/d) has a
+    relative standard error of sqrt((2 + 6/d) / (4n)); the band is at least 8 of those.
+    """
+    return max(0.05, 8 * math.sqrt((2 + 6 / d) / (4 * n)))
+
+
+def _spread_hint(got: float, d: int, scaled: bool) -> str:
+    if scaled and abs(got / math.sqrt(d) - 1) < _band(d):
+        return SPREAD + ", then divide by √d when scaled=True"
+    if abs(got * (math.sqrt(d) if scaled else 1) - 1) < _band(d):
+        return SPREAD + " (this is the std of the n·d single products: sum over the d features first)"
+    if abs(got / math.sqrt(SPREAD_N) * (math.sqrt(d) if scaled else 1) - 1) < 0.2:
+        return SPREAD + " (this sums over the n samples: sum over the d features, dim=-1)"
+    return SPREAD + ", each the sum over d features of products of standard normals"
+
+
+def _expect_spread(student, gen, scaled: bool) -> None:
+    small, large = int(torch.randint(8, 21, (1,), generator=gen)), int(torch.randint(40, 81, (1,), generator=gen))
+    for d in (small, large):
+        got = _spread(student, d, scaled)
+        want = 1.0 if scaled else math.sqrt(d)
+        band = _band(d)
+        expect(abs(got / want - 1) <= band, f"dot_product_spread({d}, {SPREAD_N}, scaled={scaled})",
+               f"about {want:.3g} (within {band:.0%})", f"{got:.3g}", _spread_hint(got, d, scaled))
+
+
+@check("dot_product_spread: about √d unscaled", points=1)
+def test_spread_unscaled(student, gen):
+    _expect_spread(student, gen, scaled=False)
+
+
+@check("dot_product_spread: about 1 when scaled", points=1)
+def test_spread_scaled(student, gen):
+    _expect_spread(student, gen, scaled=True)
+
+
+@check("dot_product_spread: returns a Python float", points=1)
+def test_spread_float(student, gen):
+    d = int(torch.randint(4, 9, (1,), generator=gen))
+    got = student.call("dot_product_spread", d, 1000, scaled=True)
+    hint = ".item() turns a 0-d tensor into a float" if type(got) is torch.Tensor else "return float(...)"
+    expect(type(got) is float, f"type(dot_product_spread({d}, 1000, scaled=True))", "float", _describe(got), hint)
+
+
+# ---------------------------------------------------------------- softmax_entropy
+
+def _entropy(student, device: str, weights: torch.Tensor, checked: str) -> torch.Tensor:
+    return as_tensor(student.call("softmax_entropy", weights.to(device)), checked,
+                     shape=tuple(weights.shape[:-1]), dtype=torch.float32, device=device)
+
+
+@check("softmax_entropy: values match the reference", points=1)
+def test_entropy_values(student, gen, device):
+    B, H, _, T_k, _ = _sizes(gen)
+    weights = torch.softmax(torch.randn(B, H, T_k, generator=gen) * 2, dim=-1)
+    checked = f"softmax_entropy(weights {tuple(weights.shape)})"
+    w = weights.double()
+    expect_close(_entropy(student, device, weights, checked), ref.softmax_entropy(w), checked, device=device, candidates={
+        "entropy in nats: the natural log, not log2": -(w * w.log2()).sum(-1),
+        "entropy is minus the sum of p log p": (w * w.log()).sum(-1),
+    })
+
+
+@check("softmax_entropy: a zero weight contributes 0, not NaN", points=1)
+def test_entropy_zeros(student, gen, device):
+    B, H, T_q, T_k, _ = _sizes(gen)
+    scores = torch.randn(B, H, T_q, T_k, generator=gen) * 2
+    weights = ref.attention_weights(scores, ref.causal_mask(T_q, T_k))  # row 0 is one-hot: entropy 0
+    checked = f"softmax_entropy(causal attention weights {tuple(weights.shape)}, with zeros above the diagonal)"
+    got = _entropy(student, device, weights, checked)
+    bad = int(got.isnan().sum())
+    expect(bad == 0, checked, "no NaN (a zero weight contributes 0)", f"{bad} NaN of {got.numel()} entropies", XLOGY)
+    expect_close(got, ref.softmax_entropy(weights.double()), checked, device=device, hint=XLOGY)
+
+
+@check("softmax_entropy: uniform weights over T keys give ln T", points=1)
+def test_entropy_uniform(student, gen, device):
+    B, _, T_q, T_k, _ = _sizes(gen)
+    weights = torch.full((B, T_q, T_k), 1.0 / T_k)
+    checked = f"softmax_entropy(uniform weights 1/{T_k}, shape {tuple(weights.shape)})"
+    want = torch.full((B, T_q), math.log(T_k), dtype=torch.float64)
+    expect_close(_entropy(student, device, weights, checked), want, checked, device=device, candidates={
+        "entropy in nats: the natural log, not log2": want / math.log(2),
+        "entropy is minus the sum of p log p": -want,
+    })

@@ -1,0 +1,192 @@
+"""The only format in which data crosses between a submission and the graders.
+
+Plain data only: None, bool, int, float, str, lists, tuples, dicts with string
+keys, dense torch tensors, dtypes and devices. Reading it never runs code
+(no pickle): a JSON header describes the structure and raw byte buffers hold
+the tensors. Anything else a submission returns arrives as an `Opaque`
+description, so a grader can say what came back instead of what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+MAX_TENSOR_ELEMENTS = 50_000_000
+MAX_MESSAGE_BYTES = 512 * 2**20
+MAX_DEPTH = 32
+
+_DTYPES = {
+    str(dt).removeprefix("torch."): dt
+    for dt in (
+        torch.float64, torch.float32, torch.float16, torch.bfloat16,
+        torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool,
+    )
+}
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """Stands for a value that is not plain data (a numpy array, a module, a tensor subclass...)."""
+
+    type_name: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"a {self.type_name}" + (f" ({self.detail})" if self.detail else "")
+
+
+@dataclass(frozen=True)
+class Handle:
+    """Names an object that stays in the submission's process (a module, a catalogue callable)."""
+
+    id: int
+
+
+class WireError(ValueError):
+    """The bytes are not a well-formed message."""
+
+
+def encode(value: Any) -> bytes:
+    """Message bytes for `value`; non-plain parts become `Opaque` descriptions."""
+    buffers: list[bytes] = []
+    header = _to_json(value, buffers, 0)
+    head = json.dumps(header, separators=(",", ":")).encode()
+    out = [struct.pack("<II", len(head), len(buffers)), head]
+    for buf in buffers:
+        out.append(struct.pack("<Q", len(buf)))
+        out.append(buf)
+    data = b"".join(out)
+    if len(data) > MAX_MESSAGE_BYTES:
+        return encode(Opaque("message", f"{len(data)} bytes, over the limit of {MAX_MESSAGE_BYTES}"))
+    return data
+
+
+def decode(data: bytes) -> Any:
+    """The value of message bytes; raises `WireError` for anything malformed."""
+    try:
+        head_len, n_buffers = struct.unpack_from("<II", data, 0)
+        pos = 8
+        header = json.loads(data[pos : pos + head_len])
+        pos += head_len
+        buffers = []
+        for _ in range(n_buffers):
+            (size,) = struct.unpack_from("<Q", data, pos)
+            pos += 8
+            if pos + size > len(data):
+                raise WireError("truncated buffer")
+            buffers.append(data[pos : pos + size])
+            pos += size
+        if pos != len(data):
+            raise WireError("trailing bytes")
+    except (struct.error, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise WireError(f"malformed message: {exc}") from None
+    return _from_json(header, buffers, 0)
+
+
+def _to_json(value: Any, buffers: list[bytes], depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        return {"opaque": ["structure", "nested too deeply"]}
+    kind = type(value)
+    if value is None or kind in (bool, str):
+        return value if kind is not str else {"str": value}
+    if kind is int:
+        return {"int": str(value)}
+    if kind is float:
+        return {"float": repr(value)}
+    if kind in (list, tuple):
+        return {kind.__name__: [_to_json(v, buffers, depth + 1) for v in value]}
+    if kind is dict:
+        if not all(type(k) is str for k in value):
+            return {"opaque": ["dict", "keys that are not all strings"]}
+        return {"dict": {k: _to_json(v, buffers, depth + 1) for k, v in value.items()}}
+    if kind is torch.dtype:
+        return {"dtype": str(value).removeprefix("torch.")}
+    if kind is torch.device:
+        return {"device": str(value)}
+    if kind is Handle:
+        return {"handle": value.id}
+    if kind is Opaque:
+        return {"opaque": [value.type_name, value.detail]}
+    if kind is torch.nn.Parameter:
+        value, kind = value.data, torch.Tensor
+    if kind is torch.Tensor:
+        return _tensor_to_json(value, buffers)
+    if isinstance(value, torch.Tensor):
+        return {"opaque": [f"tensor subclass {kind.__qualname__}", "return a plain torch.Tensor"]}
+    return {"opaque": [f"{kind.__module__}.{kind.__qualname__}", ""]}
+
+
+def _tensor_to_json(t: torch.Tensor, buffers: list[bytes]) -> Any:
+    dtype = str(t.dtype).removeprefix("torch.")
+    if dtype not in _DTYPES:
+        return {"opaque": ["tensor", f"dtype {dtype} is not supported"]}
+    if t.layout != torch.strided or t.is_quantized:
+        return {"opaque": ["tensor", f"layout {t.layout}: return a dense tensor"]}
+    if t.numel() > MAX_TENSOR_ELEMENTS:
+        return {"opaque": ["tensor", f"{t.numel()} elements, over the limit of {MAX_TENSOR_ELEMENTS}"]}
+    flat = t.detach().to("cpu").contiguous().reshape(-1)
+    raw = flat.view(torch.uint8) if flat.numel() else flat.new_empty(0).view(torch.uint8)
+    buffers.append(raw.numpy().tobytes())
+    return {"tensor": [dtype, list(t.shape), len(buffers) - 1, str(t.device)]}
+
+
+def _from_json(node: Any, buffers: list[bytes], depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise WireError("nested too deeply")
+    if node is None or type(node) is bool:
+        return node
+    if type(node) is not dict or len(node) != 1:
+        raise WireError(f"unexpected node {str(node)[:80]}")
+    (tag, body), = node.items()
+    if tag == "str" and type(body) is str:
+        return body
+    if tag == "int" and type(body) is str and len(body) < 400:
+        return int(body)
+    if tag == "float" and type(body) is str:
+        return float(body)
+    if tag in ("list", "tuple") and type(body) is list:
+        items = [_from_json(v, buffers, depth + 1) for v in body]
+        return items if tag == "list" else tuple(items)
+    if tag == "dict" and type(body) is dict:
+        return {str(k): _from_json(v, buffers, depth + 1) for k, v in body.items()}
+    if tag == "dtype" and body in _DTYPES:
+        return _DTYPES[body]
+    if tag == "device" and type(body) is str:
+        return torch.device(body)
+    if tag == "handle" and type(body) is int:
+        return Handle(body)
+    if tag == "opaque" and type(body) is list and len(body) == 2:
+        return Opaque(str(body[0])[:200], str(body[1])[:500])
+    if tag == "tensor":
+        return _tensor_from_json(body, buffers)
+    raise WireError(f"unknown tag {tag!r}")
+
+
+def _tensor_from_json(body: Any, buffers: list[bytes]) -> torch.Tensor:
+    try:
+        dtype_name, shape, index, device = body
+    except (TypeError, ValueError):
+        raise WireError("malformed tensor header") from None
+    if dtype_name not in _DTYPES or type(index) is not int or not 0 <= index < len(buffers):
+        raise WireError("malformed tensor header")
+    if type(shape) is not list or not all(type(s) is int and s >= 0 for s in shape):
+        raise WireError("malformed tensor shape")
+    dtype = _DTYPES[dtype_name]
+    numel = math.prod(shape)
+    raw = buffers[index]
+    itemsize = torch.empty(0, dtype=dtype).element_size()
+    if numel > MAX_TENSOR_ELEMENTS or len(raw) != numel * itemsize:
+        raise WireError("tensor size does not match its shape")
+    flat = torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
+    tensor = flat.view(dtype).reshape(shape)
+    if device == "cpu":
+        return tensor
+    if type(device) is str and device.startswith("cuda") and torch.cuda.is_available():
+        return tensor.to(device)  # back where the submission left it, so graders can check devices
+    raise WireError(f"tensor on an unexpected device {str(device)[:40]!r}")

@@ -1,0 +1,8 @@
+# part: masks
+# hint: create masks on the input's device
+# needs: cuda
+# why: padding_mask builds its arange on the CPU, so comparing with CUDA lengths fails
+
+def padding_mask(lengths, T):
+    positions = torch.arange(T)
+    return positions.unsqueeze(0) < lengths.unsqueeze(1)

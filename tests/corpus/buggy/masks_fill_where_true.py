@@ -1,0 +1,6 @@
+# part: masks
+# hint: fill where the mask is False
+# why: masked_fill(mask, -inf) with True = attend: the allowed scores are the ones removed
+
+def apply_mask(scores, mask):
+    return scores.masked_fill(mask, float("-inf"))

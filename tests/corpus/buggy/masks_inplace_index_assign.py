@@ -1,0 +1,7 @@
+# part: masks
+# hint: don't modify inputs
+# why: apply_mask writes -inf into the caller's scores by boolean index assignment
+
+def apply_mask(scores, mask):
+    scores[~mask.expand_as(scores)] = float("-inf")
+    return scores

@@ -1,0 +1,7 @@
+# part: masks
+# hint: don't modify inputs
+# why: apply_mask uses masked_fill_ and returns the caller's scores tensor, modified in place
+
+def apply_mask(scores, mask):
+    scores.masked_fill_(~mask, float("-inf"))
+    return scores

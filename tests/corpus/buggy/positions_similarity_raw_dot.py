@@ -1,0 +1,6 @@
+# part: positions
+# hint: cosine = dot of unit vectors
+# why: position_similarity returns pe @ pe.T without normalising, so the diagonal is d/2
+
+def position_similarity(pe):
+    return pe @ pe.T

@@ -1,0 +1,7 @@
+# part: scaling
+# hint: divide, don't multiply
+# why: attention_scores multiplies by sqrt(d) instead of dividing
+
+def attention_scores(q, k):
+    d = q.shape[-1]
+    return q @ k.transpose(-2, -1) * math.sqrt(d)

@@ -1,0 +1,6 @@
+# part: scaling
+# hint: divide by √d
+# why: attention_scores returns the raw dot products, unscaled
+
+def attention_scores(q, k):
+    return q @ k.transpose(-2, -1)

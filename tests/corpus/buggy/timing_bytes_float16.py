@@ -1,0 +1,6 @@
+# part: timing
+# hint: B · H · T² · itemsize
+# why: assumes 2 bytes per score whatever the dtype
+
+def score_grid_bytes(T, *, n_heads=1, batch=1, dtype=torch.float32):
+    return batch * n_heads * T * T * 2

@@ -1,0 +1,6 @@
+# part: timing
+# hint: B · H · T² · itemsize
+# why: forgets the batch factor
+
+def score_grid_bytes(T, *, n_heads=1, batch=1, dtype=torch.float32):
+    return n_heads * T * T * torch.finfo(dtype).bits // 8

@@ -1,0 +1,122 @@
+"""The graders proven on known submissions, through the command line a course would use.
+
+Every valid variant must score full marks; every buggy one must lose points in
+its own part only, with its MISTAKES.md hint in the feedback; an all-stubs
+submission scores 0 everywhere without a grader error; a submission with one
+part done gets full marks on that part alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+CORPUS = Path(__file__).parent / "corpus"
+PARTS = ("masks", "scaling", "heads", "positions", "timing")
+
+
+def _header(path: Path) -> dict[str, str]:
+    fields = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("# "):
+            break
+        key, _, value = line[2:].partition(":")
+        fields[key.strip()] = value.strip()
+    return fields
+
+
+VARIANTS = sorted((CORPUS / "valid").glob("*.py")) + sorted((CORPUS / "buggy").glob("*.py"))
+
+
+def _stubbed(source: str, keep: set[str] = frozenset()) -> str:
+    """`source` with every function body outside `keep` replaced by `raise NotImplementedError`."""
+    tree = ast.parse(source)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name not in keep:
+            targets = [n for n in node.body if isinstance(n, ast.FunctionDef)]
+        elif isinstance(node, ast.FunctionDef) and node.name not in keep:
+            targets = [node]
+        else:
+            continue
+        for fn in targets:
+            fn.body = [ast.Raise(exc=ast.Name("NotImplementedError", ast.Load()))]
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+@pytest.fixture(scope="session")
+def graded(tmp_path_factory) -> dict[str, dict]:
+    """Grade the whole corpus in one run of the grader's command line."""
+    folder = tmp_path_factory.mktemp("corpus")
+    base = (CORPUS / "base.py").read_text()
+    (folder / "base.py").write_text(base)
+    for variant in VARIANTS:
+        (folder / f"{variant.parent.name}__{variant.stem}.py").write_text(base + "\n\n" + variant.read_text())
+    (folder / "all_stubs.py").write_text(_stubbed(base))
+    masks_names = {"causal_average", "causal_mask", "padding_mask", "apply_mask", "combine_masks"}
+    (folder / "only_masks.py").write_text(_stubbed(base, keep=masks_names))
+    out = folder / "out"
+    run = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", *sorted(map(str, folder.glob("*.py"))), "--out", str(out),
+         "--secret", "corpus", "--parts", ",".join(PARTS), "--quiet"],
+        capture_output=True, text=True, timeout=3000,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    return {sid: {"row": row, "results": json.loads((out / sid / "results.json").read_text())} for sid, row in rows.items()}
+
+
+def _part_scores(entry: dict) -> dict[str, tuple[float, float]]:
+    scores: dict[str, list[float]] = {}
+    for test in entry["results"]["tests"]:
+        part = test["name"].split("/")[0]
+        got, most = scores.setdefault(part, [0.0, 0.0])
+        scores[part] = [got + test["score"], most + test["max_score"]]
+    return {part: (got, most) for part, (got, most) in scores.items()}
+
+
+def test_base_scores_full_marks(graded):
+    scores = _part_scores(graded["base"])
+    assert all(got == most for got, most in scores.values()), scores
+    assert set(scores) == set(PARTS)
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_variant(graded, variant):
+    header = _header(variant)
+    if header.get("needs") == "cuda" and not torch.cuda.is_available():
+        pytest.skip("this mistake shows only on a GPU")
+    entry = graded[f"{variant.parent.name}__{variant.stem}"]
+    scores = _part_scores(entry)
+    own = header["part"]
+    for part, (got, most) in scores.items():
+        if part != own or variant.parent.name == "valid":
+            assert got == most, f"{part}: {got}/{most}\n" + _failures(entry, part)
+    if variant.parent.name == "buggy":
+        got, most = scores[own]
+        assert got < most, f"{variant.stem} lost no points in {own}"
+        assert header["hint"] in _failures(entry, own), f"hint {header['hint']!r} missing from:\n" + _failures(entry, own)
+
+
+def _failures(entry: dict, part: str) -> str:
+    return "\n".join(t["output"] for t in entry["results"]["tests"] if t["name"].startswith(part + "/") and t["status"] == "failed")
+
+
+def test_all_stubs_score_zero_with_plain_messages(graded):
+    entry = graded["all_stubs"]
+    assert all(got == 0 for got, _ in _part_scores(entry).values())
+    outputs = [t["output"] for t in entry["results"]["tests"]]
+    assert not any("Internal grader error" in o for o in outputs)
+    assert sum("not implemented yet" in o for o in outputs) >= len(outputs) // 2
+
+
+def test_one_part_done_scores_that_part_alone(graded):
+    scores = _part_scores(graded["only_masks"])
+    assert scores["masks"][0] == scores["masks"][1]
+    assert all(got == 0 for part, (got, _) in scores.items() if part != "masks")
