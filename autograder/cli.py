@@ -7,6 +7,7 @@ non-zero only when the grader itself could not do its job.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import multiprocessing
 import os
@@ -17,8 +18,9 @@ from typing import Any
 from tqdm import tqdm
 
 from . import reports
-from .engine import ALL_PARTS, Graded, grade
-from .submission import SubmissionError, read_submission
+from .engine import ALL_PARTS, grade, sandbox_backend
+from .sandbox import Limits, Zygote
+from .submission import ASSIGNMENT_DIR, PUBLIC_HELPERS, SubmissionError, read_submission
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,12 +39,24 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_zygote: Zygote | None = None
+
+
+def _start_worker(hidden: list[Path]) -> None:
+    """Each grading process gets its own zygote, which forks the sandboxes."""
+    global _zygote
+    public = [ASSIGNMENT_DIR / name for name in PUBLIC_HELPERS if (ASSIGNMENT_DIR / name).exists()]
+    _zygote = Zygote(Limits(), hidden, public)
+    atexit.register(_zygote.close)
+
+
 def _grade_one(job: tuple[Path, str, Path, str, tuple[str, ...]]) -> dict[str, Any]:
     path, submission_id, out, secret, parts = job
     try:
         submission = read_submission(path)
         submission.id = submission_id
-        return reports.write_submission_reports(grade(submission, secret, parts), out)
+        assert _zygote is not None
+        return reports.write_submission_reports(grade(submission, secret, parts, sandbox_backend(_zygote)), out)
     except Exception as exc:  # noqa: BLE001 - one submission's grader failure must not stop the class
         return {"submission": submission_id, "status": f"grader error: {type(exc).__name__}: {exc}"[:300]}
 
@@ -82,7 +96,9 @@ def grade_command(args: argparse.Namespace) -> int:
             rows.append(row)
         else:
             todo.append((path, submission_id, args.out, args.secret, parts))
-    with multiprocessing.get_context("fork").Pool(max(1, min(args.jobs, len(todo) or 1))) as pool:
+    hidden = _secret_folders(args.out, paths)
+    jobs = max(1, min(args.jobs, len(todo) or 1))
+    with multiprocessing.get_context("fork").Pool(jobs, initializer=_start_worker, initargs=(hidden,)) as pool:
         progress = tqdm(total=len(todo), unit="submission", disable=args.quiet or not todo, file=sys.stderr)
         for row in pool.imap_unordered(_grade_one, todo):
             rows.append(row)
@@ -93,6 +109,15 @@ def grade_command(args: argparse.Namespace) -> int:
         print(_table(rows))
         print(f"\nReports: {args.out}/<submission>/feedback.html and results.json; class table: {args.out / 'grades.csv'}")
     return 1 if any(r["status"].startswith("grader error") for r in rows) else 0
+
+
+def _secret_folders(out: Path, paths: list[Path]) -> list[Path]:
+    """What a submission must not read: the reference, the graders, the answer keys, other students' work."""
+    root = ASSIGNMENT_DIR.parent.parent
+    folders = [root / "attention_ref", root / "autograder" / "graders", root / "assignments", root / "solutions",
+               root / "tests", out.resolve()]
+    folders += sorted({(p if p.is_dir() else p.parent).resolve() for p in paths})
+    return [f for f in folders if f.is_dir()]
 
 
 def _submission_id(path: Path, assignment: str | None) -> str:

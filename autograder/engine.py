@@ -6,7 +6,7 @@ import io
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import pytest
 
@@ -15,6 +15,9 @@ from attention_ref import PARTS
 from .plugin import CheckResult, GradingPlugin
 from .student import Channel, Student, in_process_channel
 from .submission import Submission
+
+if TYPE_CHECKING:
+    from .sandbox import Zygote
 
 GRADERS_DIR = Path(__file__).resolve().parent / "graders"
 REFERENCE_DIR = Path(__file__).resolve().parent.parent / "attention_ref"
@@ -53,6 +56,17 @@ def injection(part: str) -> list[tuple[list[str], str]]:
 def in_process_backend() -> tuple[Channel, Callable[[], None]]:
     channel, _ = in_process_channel()
     return channel, lambda: None
+
+
+def sandbox_backend(zygote: "Zygote") -> Backend:
+    """Each part of a submission in its own sandboxed process (see autograder.sandbox)."""
+    from .sandbox import SandboxChannel
+
+    def open_channel() -> tuple[Channel, Callable[[], None]]:
+        channel = SandboxChannel(zygote)
+        return channel, channel.close
+
+    return open_channel
 
 
 def grade(submission: Submission, secret: str, parts: tuple[str, ...] = ALL_PARTS,

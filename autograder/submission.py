@@ -13,6 +13,7 @@ from pathlib import Path
 
 ASSIGNMENT_DIR = Path(__file__).resolve().parent.parent / "assignments" / "attention"
 NOTEBOOKS = ("attention", "quiz")
+PUBLIC_HELPERS = ("selfcheck.py", "quizcheck.py")  # ship with the release; setup cells import them
 PART_NOTEBOOK = {"masks": "attention", "scaling": "attention", "heads": "attention",
                  "positions": "attention", "timing": "attention", "quiz": "quiz"}
 
@@ -42,7 +43,7 @@ def read_submission(path: Path, source_dir: Path = ASSIGNMENT_DIR) -> Submission
         submission = Submission(path.name)
         files = sorted(p for p in path.rglob("*") if p.suffix in (".ipynb", ".py") and ".ipynb_checkpoints" not in p.parts)
         notebooks = [p for p in files if p.suffix == ".ipynb" and p.stem in NOTEBOOKS]
-        modules = [p for p in files if p.suffix == ".py" and p.stem not in ("selfcheck", "quizcheck")]
+        modules = [p for p in files if p.suffix == ".py" and p.name not in PUBLIC_HELPERS]
         for nb in notebooks:
             _add_notebook(submission, nb, source_dir)
         if not notebooks:
