@@ -20,5 +20,9 @@ $(STAMP): requirements.lock pyproject.toml
 test: venv
 	$(PY) -m pytest -q
 
+# Grade a bundled sample class and print the class table (reports in .demo/reports/).
+demo: venv
+	$(PY) -m autograder.demo
+
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -8,7 +8,6 @@ part done gets full marks on that part alone.
 
 from __future__ import annotations
 
-import ast
 import csv
 import json
 import subprocess
@@ -17,6 +16,8 @@ from pathlib import Path
 
 import pytest
 import torch
+
+from autograder.demo import stubbed
 
 CORPUS = Path(__file__).parent / "corpus"
 PARTS = ("masks", "scaling", "heads", "positions", "timing")
@@ -35,21 +36,6 @@ def _header(path: Path) -> dict[str, str]:
 VARIANTS = sorted((CORPUS / "valid").glob("*.py")) + sorted((CORPUS / "buggy").glob("*.py"))
 
 
-def _stubbed(source: str, keep: set[str] = frozenset()) -> str:
-    """`source` with every function body outside `keep` replaced by `raise NotImplementedError`."""
-    tree = ast.parse(source)
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name not in keep:
-            targets = [n for n in node.body if isinstance(n, ast.FunctionDef)]
-        elif isinstance(node, ast.FunctionDef) and node.name not in keep:
-            targets = [node]
-        else:
-            continue
-        for fn in targets:
-            fn.body = [ast.Raise(exc=ast.Name("NotImplementedError", ast.Load()))]
-    return ast.unparse(ast.fix_missing_locations(tree))
-
-
 @pytest.fixture(scope="session")
 def graded(tmp_path_factory) -> dict[str, dict]:
     """Grade the whole corpus in one run of the grader's command line."""
@@ -58,9 +44,9 @@ def graded(tmp_path_factory) -> dict[str, dict]:
     (folder / "base.py").write_text(base)
     for variant in VARIANTS:
         (folder / f"{variant.parent.name}__{variant.stem}.py").write_text(base + "\n\n" + variant.read_text())
-    (folder / "all_stubs.py").write_text(_stubbed(base))
+    (folder / "all_stubs.py").write_text(stubbed(base))
     masks_names = {"causal_average", "causal_mask", "padding_mask", "apply_mask", "combine_masks"}
-    (folder / "only_masks.py").write_text(_stubbed(base, keep=masks_names))
+    (folder / "only_masks.py").write_text(stubbed(base, keep=frozenset(masks_names)))
     out = folder / "out"
     run = subprocess.run(
         [sys.executable, "-m", "autograder", "grade", *sorted(map(str, folder.glob("*.py"))), "--out", str(out),
