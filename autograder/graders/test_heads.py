@@ -250,10 +250,11 @@ def test_split_merge_round_trip(student, gen, device):
         hint = next((h for h, wrong in _split_candidates(x, H).items() if torch.equal(split, wrong)), None)
     elif split.shape == (B, H, T, dh):
         hint = next((h for h, wrong in _merge_candidates(split).items() if torch.equal(merged, wrong)), None)
-    wrong = int((merged != x).sum())
-    fail(checked, "x itself, every entry equal", f"{wrong} of {x.numel()} entries moved or changed "
-         f"(first row {[round(v, 3) for v in merged[0, 0, :4].tolist()]} instead of "
-         f"{[round(v, 3) for v in x[0, 0, :4].tolist()]})", hint or "merge_heads must undo split_heads exactly")
+    differ = merged != x
+    b, t, f = (int(i) for i in differ.nonzero()[0])
+    fail(checked, f"x itself, every entry equal (x[{b}, {t}, {f}] = {x[b, t, f].item():.4g})",
+         f"{merged[b, t, f].item():.4g} there ({int(differ.sum())} of {x.numel()} entries moved or changed)",
+         hint or "merge_heads must undo split_heads exactly")
 
 
 @check("split_heads and CausalSelfAttention: D not divisible by n_heads raises ValueError", points=1)

@@ -204,15 +204,18 @@ def test_weights_rows(student, gen, device):
 @check("attention_weights: stable for large scores (> 100)", points=1)
 def test_weights_large(student, gen, device):
     B, H, T_q, T_k, _ = _sizes(gen)
-    scores = 100 + torch.randn(B, H, T_q, T_k, generator=gen) * 3
-    mask = ref.causal_mask(T_q, T_k)
-    checked = f"attention_weights(scores of about 100 {tuple(scores.shape)}, causal_mask({T_q}, {T_k}))"
-    got = as_tensor(student.call("attention_weights", scores.to(device), mask.to(device)), checked,
+    scores = torch.randn(B, H, T_q, T_k, generator=gen) * 3
+    shift = round(100 + 50 * torch.rand(1, generator=gen).item(), 1)
+    checked = f"attention_weights(scores + {shift}) for scores {tuple(scores.shape)} of spread 3"
+    got = as_tensor(student.call("attention_weights", (scores + shift).to(device)), checked,
                     shape=tuple(scores.shape), dtype=torch.float32, device=device)
     bad = int((~got.isfinite()).sum())
-    expect(bad == 0, checked, "finite weights (softmax is shift-invariant)", f"{bad} inf or NaN weights", MAX)
-    expect_close(got, ref.attention_weights(scores.double(), mask), checked, device=device,
-                 candidates=_weight_candidates(scores, mask))
+    expect(bad == 0, checked, "finite weights (softmax is shift-invariant)", f"{bad} inf or NaN weights of {got.numel()}",
+           _which(got, _weight_candidates(scores + shift, None), device) or MAX)
+    unshifted = as_tensor(student.call("attention_weights", scores.to(device)), "attention_weights(scores)",
+                          shape=tuple(scores.shape), dtype=torch.float32, device=device)
+    expect_close(got, unshifted, f"{checked} against attention_weights(scores) (softmax is shift-invariant)",
+                 device=device, hint=MAX)
 
 
 # ---------------------------------------------------------------- scaled_dot_product_attention
@@ -255,19 +258,20 @@ def test_sdpa_torch(student, gen, device):
 @check("scaled_dot_product_attention: stable for large scores (> 100)", points=1)
 def test_sdpa_large(student, gen, device):
     B, H, T_q, T_k, d = _sizes(gen)
-    # entries about 6 make every score about 36 √d > 110, with a spread of a few units within a row
-    q = 6 + 0.3 * torch.randn(B, H, T_q, d, generator=gen)
-    k = 6 + 0.3 * torch.randn(B, H, T_k, d, generator=gen)
+    q, k = torch.randn(B, H, T_q, d, generator=gen), torch.randn(B, H, T_k, d, generator=gen)
     v = 2 + 0.5 * torch.randn(B, H, T_k, d, generator=gen)  # outputs far from 0, so rtol covers float32 scores
-    mask = ref.causal_mask(T_q, T_k)
-    checked = f"scaled_dot_product_attention(q, k with scores of about {36 * math.sqrt(d):.0f}, v, causal_mask)"
-    out, weights = _sdpa(student, device, q, k, v, mask, checked)
+    # feature 0 is 0 in q and k; setting it to a in both adds a² / √d = 120 to every score
+    q[..., 0], k[..., 0] = 0.0, 0.0
+    q_big, k_big = q.clone(), k.clone()
+    q_big[..., 0], k_big[..., 0] = (120 * math.sqrt(d)) ** 0.5, (120 * math.sqrt(d)) ** 0.5
+    checked = "scaled_dot_product_attention(q, k, v) with every score raised by 120 (scores > 100)"
+    out, weights = _sdpa(student, device, q_big, k_big, v, None, checked)
     bad = int((~weights.isfinite()).sum()) + int((~out.isfinite()).sum())
-    expect(bad == 0, checked, "finite weights and output (softmax is shift-invariant)", f"{bad} inf or NaN entries", MAX)
-    want_out, want_weights = ref.scaled_dot_product_attention(q.double(), k.double(), v.double(), mask)
-    expect_close(weights, want_weights, f"{checked}: the weights", device=device,
-                 candidates=_attention_candidates(q, k, v, mask)[0])
-    expect_close(out, want_out, f"{checked}: the output", device=device, hint="the output is weights @ v")
+    expect(bad == 0, checked, "finite weights and output (softmax is shift-invariant)", f"{bad} inf or NaN entries",
+           _which(weights, _attention_candidates(q_big, k_big, v, None)[0], device) or MAX)
+    plain_out, plain_weights = _sdpa(student, device, q, k, v, None, "scaled_dot_product_attention(q, k, v)")
+    expect_close(weights, plain_weights, f"{checked}: the weights, against those without the raise", device=device, hint=MAX)
+    expect_close(out, plain_out, f"{checked}: the output, against that without the raise", device=device, hint=MAX)
 
 
 @check("attention_scores, attention_weights, scaled_dot_product_attention: inputs not modified", points=1)
