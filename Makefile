@@ -24,5 +24,9 @@ test: venv
 demo: venv
 	$(PY) -m autograder.demo
 
+# Regenerate release/ (nbgrader) and solutions/ (executed answer keys) from assignments/.
+release: venv
+	$(PY) -m autograder.release
+
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -25,9 +25,7 @@ since nbgrader imports this module whenever it reads that configuration.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -90,6 +88,14 @@ def say(message: str) -> None:
     print(message, flush=True)
 
 
+def shown(path: Path) -> str:
+    """``path`` relative to the current folder when it is inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def ignore_files(_dir: str, names: Iterable[str]) -> set[str]:
     """``shutil.copytree`` ignore function for ``IGNORED``."""
     import fnmatch
@@ -126,7 +132,6 @@ def kernel_env(jupyter_path: Path | None = None) -> dict[str, str]:
     env["PATH"] = os.pathsep.join([bindir] + [p for p in env.get("PATH", "").split(os.pathsep) if p and p != bindir])
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ next to the helpers
     env["PYTHONHASHSEED"] = "0"
-    env["JUPYTER_PLATFORM_DIRS"] = "1"  # silences jupyter_core's migration warning
     env.pop("MPLBACKEND", None)  # the notebook's inline backend, always
     if jupyter_path is not None:
         env["JUPYTER_PATH"] = os.pathsep.join(
@@ -239,11 +244,13 @@ def execute_notebook(nb, cwd: Path, kernel_dir: Path, *, timeout: int = SOLUTION
 
     ksm = KernelSpecManager(kernel_dirs=[str(Path(kernel_dir) / "kernels")], ensure_native_kernel=False)
     km = AsyncKernelManager(kernel_name="python3", kernel_spec_manager=ksm)
+    if "transport_encryption" in km.traits():  # jupyter_client >= 8.10: no plain-TCP warning
+        km.transport_encryption = "auto"
     client = NotebookClient(
-        nb, km=km, timeout=timeout, allow_errors=allow_errors, record_timing=False,
+        nb, km=km, timeout=timeout, allow_errors=allow_errors, record_timing=False, coalesce_streams=True,
         resources={"metadata": {"path": str(cwd)}},
     )
-    client.execute(cwd=str(cwd), env=kernel_env(kernel_dir))
+    client.execute(cwd=str(cwd), env=kernel_env(kernel_dir), cleanup_kc=True)
     return nb
 
 
@@ -272,6 +279,18 @@ def normalise_outputs(nb, scratch: Path, replacement: str = ".") -> None:
                     output["data"][mime] = clean(value)
 
 
+def failed_self_checks(nb) -> list[str]:
+    """The lines of self-check output that report a failure (selfcheck.py
+    prints them with a ✘). The timing checks can fail on a busy machine: then
+    run ``make release`` again on a quieter one."""
+    lines = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                lines += [line for line in output.text.splitlines() if line.lstrip().startswith("✘")]
+    return lines
+
+
 def build_solutions(source_dir: Path, out_dir: Path, notebooks: Iterable[str] | None = None) -> Path:
     """Write ``out_dir``: executed solution notebooks and the helpers."""
     import nbformat
@@ -295,10 +314,12 @@ def build_solutions(source_dir: Path, out_dir: Path, notebooks: Iterable[str] | 
             execute_notebook(nb, scratch, kernel_dir)
             normalise_outputs(nb, scratch)
             nbformat.write(nb, out_dir / name)
-            say(f"solutions:   wrote {out_dir / name} ({time.perf_counter() - start:.1f} s)")
+            say(f"solutions:   wrote {shown(out_dir / name)} ({time.perf_counter() - start:.1f} s)")
+            for line in failed_self_checks(nb):
+                say(f"solutions:   WARNING: a self-check fails on the solution: {line}")
     for helper in HELPERS:
         shutil.copy2(source_dir / helper, out_dir / helper)
-        say(f"solutions:   copied {out_dir / helper}")
+        say(f"solutions:   copied {shown(out_dir / helper)}")
     return out_dir
 
 
@@ -313,18 +334,32 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     root = args.root.resolve()
     source = root / "assignments" / ASSIGNMENT
+    if not (root / "nbgrader_config.py").is_file() or not source.is_dir():
+        parser.error(f"{root} has no nbgrader_config.py or no assignments/{ASSIGNMENT}/")
     start = time.perf_counter()
 
-    rel = lambda p: os.path.relpath(p, root)  # noqa: E731
-    say(f"release: nbgrader generate_assignment {ASSIGNMENT} --force (in {root})")
-    release = generate_release(root)
+    say(f"release: nbgrader generate_assignment {ASSIGNMENT} --force (course root {root})")
+    try:
+        release = generate_release(root)
+    except RuntimeError as exc:
+        say(f"release: FAILED\n{exc}")
+        return 1
     for path in sorted(release.iterdir()):
-        say(f"release:   wrote {rel(path)}")
-    say(f"release:   gradebook.db knows notebooks: {', '.join(gradebook_notebooks(root))}")
+        say(f"release:   wrote {shown(path)}")
+    say(f"release:   {shown(root / 'gradebook.db')} knows notebooks: {', '.join(gradebook_notebooks(root))}")
 
+    failures = 0
     if not args.skip_solutions:
-        build_solutions(source, root / "solutions" / ASSIGNMENT)
+        out = build_solutions(source, root / "solutions" / ASSIGNMENT)
+        import nbformat
+
+        failures = sum(len(failed_self_checks(nbformat.read(out / name, as_version=4)))
+                       for name in source_notebooks(source))
     say(f"done in {time.perf_counter() - start:.1f} s")
+    if failures:
+        say(f"ERROR: {failures} self-check(s) fail on the solutions (see the warnings above); "
+            "the timing checks can fail on a busy machine: run `make release` again on a quieter one")
+        return 1
     return 0
 
 

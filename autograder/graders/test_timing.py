@@ -165,8 +165,10 @@ def test_fit_power_law(student, gen):
            f"{want:.4f}", f"{got:.4f}", "fit log(time) against log(T): the least-squares slope")
 
 
-# On a GPU small grids cost only launch overhead, so the study needs large T there.
-REAL_STUDY_TS = {"cpu": [512, 1024, 2048], "cuda": [4096, 8192, 16384]}
+# On a GPU small grids cost only launch overhead, so the study needs large T there; on a CPU,
+# grids from 1,024 tokens up take long enough that scheduling noise on a busy machine is small.
+REAL_STUDY_TS = {"cpu": [1024, 2048, 4096], "cuda": [4096, 8192, 16384]}
+REAL_STUDY_ATTEMPTS = 3  # a busy machine can spoil one study; a broken timer spoils every one
 
 
 @check("time_attention: a real study of materialised attention shows the T² cost", points=1)
@@ -174,11 +176,15 @@ def test_real_study(student):
     device = available_devices()[-1]  # the GPU when there is one, where a missing synchronise shows
     Ts = REAL_STUDY_TS[device]
     checked = f"time_attention(materialized attention, Ts={Ts}, device={device!r}, repeats=3)"
-    times = student.call("time_attention", student.catalogue("single_thread_attention"), Ts, device=device, repeats=3)
-    if type(times) is not list or len(times) != len(Ts) or not all(type(t) is float and t > 0 for t in times):
-        fail(checked, f"{len(Ts)} positive times", str(times)[:80])
-    slope = ref.fit_power_law(Ts, times)
-    # Wide band: on a busy shared CPU cache effects push the slope up; a broken timer gives ~0 or ~1.
-    expect(1.2 < slope < 4.0, checked, "a log-log slope near 2 (doubling T quadruples the work)",
-           f"slope {slope:.2f} (times {[f'{t:.3g}' for t in times]})",
-           "synchronise before reading the clock" if slope < 1.2 else "time each T with time_call(attn, q, k, v)")
+    slopes = []
+    for _ in range(REAL_STUDY_ATTEMPTS):
+        times = student.call("time_attention", student.catalogue("single_thread_attention"), Ts, device=device, repeats=3)
+        if type(times) is not list or len(times) != len(Ts) or not all(type(t) is float and t > 0 for t in times):
+            fail(checked, f"{len(Ts)} positive times", str(times)[:80])
+        slopes.append(ref.fit_power_law(Ts, times))
+        # Wide band: cache effects push a CPU's slope up; a broken timer gives about 0 or 1.
+        if 1.2 < slopes[-1] < 4.0:
+            return
+    fail(checked, "a log-log slope near 2 (doubling T quadruples the work)",
+         f"slopes {[round(s, 2) for s in slopes]} in {len(slopes)} studies (last times {[f'{t:.3g}' for t in times]})",
+         "synchronise before reading the clock" if max(slopes) < 1.2 else "time each T with time_call(attn, q, k, v)")

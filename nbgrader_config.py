@@ -1,0 +1,62 @@
+# nbgrader configuration for this course. Run nbgrader from this folder:
+#
+#     nbgrader generate_assignment attention --force   # or: make release
+#
+# nbgrader reads this file from the current folder only.
+import os
+
+from nbgrader.converters import GenerateAssignment
+from nbgrader.preprocessors import ClearSolutions
+
+from autograder.release import ClearSolutionsPerNotebook
+
+c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
+
+# The course root is this folder: assignments/ holds the nbgrader source,
+# release/ the student version, gradebook.db the gradebook (not committed).
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.source_directory = "assignments"
+c.CourseDirectory.release_directory = "release"
+# Nothing but the notebooks and their public helpers (selfcheck.py,
+# quizcheck.py) may ship; these never do.
+c.CourseDirectory.ignore = [
+    ".ipynb_checkpoints",
+    "*.pyc",
+    "__pycache__",
+    "feedback",
+    ".pytest_cache",
+    ".DS_Store",
+]
+# The exchange needs a course id; set yours here (or on the command line with
+# --CourseDirectory.course_id=...).
+# c.CourseDirectory.course_id = "attention"
+
+# Code stubs. nbgrader's ClearSolutions.code_stub is one stub per *language*
+# for the whole run, but the two notebooks need different ones:
+#
+# * attention.ipynb: solution regions sit inside function bodies, so the stub
+#   must raise NotImplementedError (the self-checks then say "not implemented
+#   yet");
+# * quiz.ipynb: each answer cell is `answer_qNN = None  # ...` followed by a
+#   solution region, so the stub must be a harmless comment: the released quiz
+#   then runs top to bottom and every check says "not answered yet".
+#
+# ClearSolutionsPerNotebook is nbgrader's own ClearSolutions, unchanged except
+# that `notebook_code_stubs` (notebook id -> {language: stub}) overrides
+# `code_stub` for the notebooks it names. It takes ClearSolutions' place in
+# nbgrader's default generate_assignment pipeline, so a single
+# `nbgrader generate_assignment attention` (or the formgrader's "Generate"
+# button) gives both notebooks their stubs and records both in the gradebook.
+c.GenerateAssignment.preprocessors = [
+    ClearSolutionsPerNotebook if pp is ClearSolutions else pp
+    for pp in GenerateAssignment.class_traits()["preprocessors"].default()
+]
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutionsPerNotebook.notebook_code_stubs = {
+    "quiz": {"python": "# YOUR ANSWER HERE"},
+}
+
+# Autograding (nbgrader autograde) runs every cell of a submission in a fresh
+# kernel; a grade cell runs the hidden graders for one part, which takes longer
+# than nbgrader's default limit of 30 s per cell.
+c.Execute.timeout = 600

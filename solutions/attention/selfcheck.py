@@ -1,0 +1,1176 @@
+"""Public self-checks for the attention notebook.
+
+Each ``check_<name>(fn)`` runs a few quick tests on one of your functions and
+prints a single line:
+
+* ``✔ name: ...`` when every test passed;
+* ``✘ name: ...`` naming what was checked, what was expected against what your
+  function returned, and the slip that most often causes it;
+* ``name is not implemented yet`` while the function still raises
+  ``NotImplementedError``.
+
+The checks never raise and finish well under a second. They use hand-worked
+figures from the lessons and properties every correct answer has (rows that
+sum to 1, zeros where a mask blocks, shapes), and PyTorch's own
+``scaled_dot_product_attention`` and ``MultiheadAttention`` as a trusted
+comparison. Passing them is a good sign, not a guarantee: the graded tests
+use other inputs.
+
+``needs(...)`` wraps the plot and experiment cells so that they are skipped
+politely until the functions they use are implemented.
+"""
+
+from __future__ import annotations
+
+import linecache
+import math
+import os
+import sys
+import sysconfig
+import time
+from typing import Any, Callable, Iterable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = [
+    "needs",
+    "results",
+    "check_causal_average",
+    "check_causal_mask",
+    "check_padding_mask",
+    "check_apply_mask",
+    "check_combine_masks",
+    "check_attention_scores",
+    "check_attention_weights",
+    "check_scaled_dot_product_attention",
+    "check_dot_product_spread",
+    "check_softmax_entropy",
+    "check_split_heads",
+    "check_merge_heads",
+    "check_causal_self_attention",
+    "check_CausalSelfAttention",
+    "check_sinusoidal_encoding",
+    "check_position_similarity",
+    "check_add_positions",
+    "check_is_permutation_equivariant",
+    "check_score_grid_bytes",
+    "check_time_call",
+    "check_time_attention",
+    "check_fit_power_law",
+]
+
+#: Outcome of the latest run of each check: name -> True (passed) / False.
+results: dict[str, bool] = {}
+
+_THIS_FILE = os.path.abspath(__file__)
+_STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+
+
+# ---------------------------------------------------------------------------
+# Reporting machinery
+# ---------------------------------------------------------------------------
+
+
+class _Fail(Exception):
+    """A failed expectation: what was checked, expected, got, likely mistake."""
+
+    def __init__(self, what: str, expected: Any = None, got: Any = None,
+                 hint: str | None = None) -> None:
+        parts = [what]
+        if expected is not None or got is not None:
+            parts.append(f"expected {_fmt(expected)}, got {_fmt(got)}")
+        text = "; ".join(parts)
+        if hint:
+            text += f". Likely mistake: {hint}"
+        super().__init__(text)
+
+
+def _fmt(value: Any, limit: int = 8) -> str:
+    """A short, readable rendering of numbers, tensors and shapes."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, torch.Size):
+        return str(tuple(value))
+    if isinstance(value, torch.Tensor):
+        t = value.detach()
+        if t.device.type == "meta":
+            return f"<meta tensor {tuple(t.shape)}>"
+        t = t.cpu()
+        if t.dim() == 0:
+            return _fmt(t.item())
+        if t.dtype == torch.bool:
+            t = t.int()
+        if t.dim() >= 2 and t.shape[-2] <= 4 and t.shape[-1] <= 6 and t.numel() <= 24:
+            rows = t.reshape(-1, t.shape[-1]).tolist()
+            return "[" + ", ".join(_fmt_list(r) for r in rows) + "]"
+        flat = t.reshape(-1).tolist()
+        text = _fmt_list(flat[:limit])
+        if len(flat) > limit:
+            text = text[:-1] + ", …]"
+        return text
+    if isinstance(value, float):
+        return _fmt_number(value)
+    if isinstance(value, tuple) and all(isinstance(v, int) for v in value):
+        return "(" + ", ".join(str(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, (list, tuple)) and all(isinstance(v, (int, float)) for v in value):
+        return _fmt_list(list(value))
+    return repr(value)
+
+
+def _fmt_list(values: list) -> str:
+    return "[" + ", ".join(_fmt_number(v) for v in values) + "]"
+
+
+def _fmt_number(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return str(value)
+        if value == int(value) and abs(value) < 1e6:
+            return str(int(value))
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _is_library(filename: str) -> bool:
+    """Whether a traceback frame belongs to this file, PyTorch or Python itself."""
+    filename = os.path.abspath(filename)
+    return (filename == _THIS_FILE or "site-packages" in filename or "dist-packages" in filename
+            or filename.startswith(_STDLIB))
+
+
+def _culprit(tb: Any) -> str | None:
+    """Name of the user function (or class) in which an exception was raised."""
+    frame_name = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not _is_library(code.co_filename) and code.co_name != "<module>":
+            name = code.co_name
+            self_obj = tb.tb_frame.f_locals.get("self")
+            if self_obj is not None and not isinstance(self_obj, type):
+                name = type(self_obj).__name__
+            frame_name = name
+        tb = tb.tb_next
+    return frame_name
+
+
+def _where(tb: Any) -> str:
+    """' (in fn: `source line`)' for the innermost user frame, if any."""
+    found = ""
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not _is_library(code.co_filename):
+            line = linecache.getline(code.co_filename, tb.tb_lineno).strip()
+            found = f" (in {code.co_name}" + (f": `{line}`" if line else "") + ")"
+        tb = tb.tb_next
+    return found
+
+
+def _run(name: str, body: Callable[[], str]) -> None:
+    """Run one check body and print exactly one line about it."""
+    try:
+        message = body()
+    except NotImplementedError:
+        culprit = _culprit(sys.exc_info()[2]) or name
+        if culprit == name:
+            print(f"{name} is not implemented yet")
+        else:
+            print(f"{name}: cannot check yet, {culprit} is not implemented yet")
+        results[name] = False
+        return
+    except _Fail as failure:
+        print(f"✘ {name}: {failure}")
+        results[name] = False
+        return
+    except Exception as error:  # report, never raise
+        where = _where(sys.exc_info()[2])
+        print(f"✘ {name} raised {type(error).__name__}: {error}{where}")
+        results[name] = False
+        return
+    print(f"✔ {name}: {message}")
+    results[name] = True
+
+
+def _gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def _tensor(value: Any, what: str) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise _Fail(f"{what} should return a torch.Tensor", "a Tensor",
+                    type(value).__name__)
+    return value
+
+
+def _shape(value: torch.Tensor, shape: tuple, what: str, hint: str | None = None) -> None:
+    if tuple(value.shape) != tuple(shape):
+        raise _Fail(f"shape of {what}", tuple(shape), tuple(value.shape), hint)
+
+
+def _dtype(value: torch.Tensor, dtype: torch.dtype, what: str, hint: str | None = None) -> None:
+    if value.dtype != dtype:
+        raise _Fail(f"dtype of {what}", str(dtype), str(value.dtype), hint)
+
+
+def _close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
+    a = a.detach().to(torch.float64)
+    b = b.detach().to(torch.float64)
+    return a.shape == b.shape and bool(torch.allclose(a, b, atol=atol, rtol=rtol))
+
+
+def _unchanged(before: torch.Tensor, after: torch.Tensor, what: str) -> None:
+    if not torch.equal(before, after):
+        raise _Fail(f"{what} was modified", hint="an in-place operation (such as "
+                    "masked_fill_ or +=) changed the caller's tensor; use the "
+                    "out-of-place version")
+
+
+def _raises_value_error(call: Callable[[], Any], what: str, hint: str) -> None:
+    try:
+        call()
+    except ValueError:
+        return
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        raise _Fail(f"{what} should raise ValueError", "ValueError",
+                    f"{type(error).__name__}: {error}", hint) from None
+    raise _Fail(f"{what} should raise ValueError", "ValueError", "no error", hint)
+
+
+def _bool_grid(rows: Iterable[Iterable[int]]) -> torch.Tensor:
+    return torch.tensor([[bool(v) for v in row] for row in rows])
+
+
+# Hand-worked example of lesson 000: "the cat sat down", 2-number vectors.
+_CAT_Q = torch.tensor([[0.0, 1.0], [0.0, 1.0], [2.0, 0.0], [2.0, 0.5]])
+_CAT_K = torch.tensor([[0.0, 1.0], [2.0, 0.0], [0.5, 0.5], [0.0, 0.5]])
+_CAT_RAW = torch.tensor([[1.0, 0.0, 0.5, 0.5],
+                         [1.0, 0.0, 0.5, 0.5],
+                         [0.0, 4.0, 1.0, 0.0],
+                         [0.5, 4.0, 1.25, 0.25]])
+_CAT_WEIGHTS = torch.tensor([[0.345, 0.170, 0.242, 0.242],
+                             [0.345, 0.170, 0.242, 0.242],
+                             [0.048, 0.808, 0.097, 0.048],
+                             [0.065, 0.771, 0.110, 0.054]])
+_CAT_CAUSAL = torch.tensor([[1.000, 0.000, 0.000, 0.000],
+                            [0.670, 0.330, 0.000, 0.000],
+                            [0.050, 0.848, 0.102, 0.000],
+                            [0.065, 0.771, 0.110, 0.054]])
+_TRIL4 = _bool_grid([[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]])
+
+
+def _top_left(T_q: int, T_k: int) -> torch.Tensor:
+    """The contract's rule written out: query i may see key j iff j <= i."""
+    return _bool_grid([[j <= i for j in range(T_k)] for i in range(T_q)])
+
+
+# ---------------------------------------------------------------------------
+# Plot and experiment cells
+# ---------------------------------------------------------------------------
+
+
+class needs:
+    """Skip a plot or experiment politely until the functions it uses work.
+
+    Use it around the body of a plot cell::
+
+        with selfcheck.needs(causal_mask, attention_weights):
+            ...  # plotting code that calls your functions
+
+    When the body raises ``NotImplementedError`` it prints
+    ``(plot skipped: implement causal_mask first)``, naming the function that
+    raised; any other error is reported in one line too. Either way the cell
+    finishes without an error and any half-drawn figure is discarded, so the
+    notebook keeps running top to bottom.
+    """
+
+    def __init__(self, *functions: Callable[..., Any], what: str = "plot") -> None:
+        self.functions = functions
+        self.what = what
+        self._figures: set[int] = set()
+
+    def __enter__(self) -> "needs":
+        self._figures = set(self._open_figures())
+        return self
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        if exc_type is None:
+            return False
+        if not issubclass(exc_type, Exception):
+            return False  # let KeyboardInterrupt and friends through
+        self._close_new_figures()
+        culprit = _culprit(tb)
+        if culprit is None:
+            culprit = next((getattr(f, "__name__", None) for f in self.functions), None) or "the functions above"
+        if issubclass(exc_type, NotImplementedError):
+            print(f"({self.what} skipped: implement {culprit} first)")
+        else:
+            print(f"({self.what} skipped: {culprit} raised {exc_type.__name__}: {exc}{_where(tb)})")
+        return True
+
+    @staticmethod
+    def _open_figures() -> list[int]:
+        if "matplotlib.pyplot" not in sys.modules:
+            return []
+        return list(sys.modules["matplotlib.pyplot"].get_fignums())
+
+    def _close_new_figures(self) -> None:
+        if "matplotlib.pyplot" not in sys.modules:
+            return
+        plt = sys.modules["matplotlib.pyplot"]
+        for number in self._open_figures():
+            if number not in self._figures:
+                plt.close(number)
+
+
+# ---------------------------------------------------------------------------
+# Part 1: masks
+# ---------------------------------------------------------------------------
+
+
+def check_causal_average(causal_average: Callable[[int], torch.Tensor]) -> None:
+    """Check ``causal_average`` against the T = 5 matrix of lesson 001."""
+
+    def body() -> str:
+        got = _tensor(causal_average(5), "causal_average(5)")
+        _shape(got, (5, 5), "causal_average(5)")
+        _dtype(got, torch.float32, "causal_average(5)",
+               "build it from float32 tensors (torch.ones is float32)")
+        expected = torch.tensor([[1, 0, 0, 0, 0],
+                                 [1 / 2, 1 / 2, 0, 0, 0],
+                                 [1 / 3, 1 / 3, 1 / 3, 0, 0],
+                                 [1 / 4, 1 / 4, 1 / 4, 1 / 4, 0],
+                                 [1 / 5, 1 / 5, 1 / 5, 1 / 5, 1 / 5]])
+        if not _close(got, expected):
+            if got.triu(1).abs().sum() > 0:
+                hint = "row i may only average columns 0..i; above the diagonal must be 0"
+            elif not _close(got.sum(-1), torch.ones(5)):
+                hint = "divide each row by its number of entries (i + 1) so it sums to 1"
+            else:
+                hint = "row i holds 1/(i+1) in columns 0..i (a token averages itself too)"
+            raise _Fail("causal_average(5), row by row", expected, got, hint)
+        one = _tensor(causal_average(1), "causal_average(1)")
+        if not _close(one, torch.ones(1, 1)):
+            raise _Fail("causal_average(1)", torch.ones(1, 1), one)
+        return "T=5 rows are [1], [1/2]*2, [1/3]*3, [1/4]*4, [1/5]*5, zeros above the diagonal"
+
+    _run("causal_average", body)
+
+
+def check_causal_mask(causal_mask: Callable[..., torch.Tensor]) -> None:
+    """Check ``causal_mask`` on square and non-square grids and its device."""
+
+    def body() -> str:
+        got = _tensor(causal_mask(4), "causal_mask(4)")
+        _shape(got, (4, 4), "causal_mask(4)", "T_k defaults to T_q")
+        _dtype(got, torch.bool, "causal_mask(4)", "return a boolean mask (dtype=torch.bool)")
+        if not torch.equal(got, _TRIL4):
+            if not bool(got.diagonal().all()):
+                hint = "a token may attend to itself: keep the diagonal (tril(-1) or triu(0)?)"
+            elif bool(got[0, 1]) and not bool(got[1, 0]):
+                hint = "this contract uses True = may attend (not True = blocked)"
+            elif bool(got[0, 1]) and bool(got[1, 0]):
+                hint = "off by one: query i must not see key i + 1 (tril(1)?)"
+            else:
+                hint = "rows are queries, columns are keys: True where key j <= query i"
+            raise _Fail("causal_mask(4)", _TRIL4, got, hint)
+        for T_q, T_k in ((2, 4), (4, 2)):
+            wide = _tensor(causal_mask(T_q, T_k), f"causal_mask({T_q}, {T_k})")
+            expected = _top_left(T_q, T_k)
+            if tuple(wide.shape) != (T_q, T_k) or not torch.equal(wide, expected):
+                bottom_right = _bool_grid([[j <= i + T_k - T_q for j in range(T_k)]
+                                           for i in range(T_q)])
+                hint = ("top-left alignment, as is_causal=True: query i sees keys 0..i "
+                        "whatever T_k is" if tuple(wide.shape) == (T_q, T_k)
+                        and torch.equal(wide, bottom_right) else
+                        "the mask has T_q rows (queries) and T_k columns (keys)")
+                raise _Fail(f"causal_mask({T_q}, {T_k})", expected, wide, hint)
+        on_cpu = causal_mask(3, device="cpu")
+        if on_cpu.device.type != "cpu":
+            raise _Fail("causal_mask(3, device='cpu').device", "cpu", str(on_cpu.device))
+        try:  # a mask created on the requested device fails for a device that does not exist
+            ignored = causal_mask(3, device="no-such-device")
+        except NotImplementedError:
+            raise
+        except Exception:
+            ignored = None
+        if ignored is not None:
+            raise _Fail("causal_mask(3, device='no-such-device')", "an error about the device",
+                        f"a tensor on {ignored.device}",
+                        "create the mask on `device` (pass device= to the factory function)")
+        return "square, T_q < T_k and T_q > T_k grids are top-left lower triangles; device= is honoured"
+
+    _run("causal_mask", body)
+
+
+def check_padding_mask(padding_mask: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
+    """Check ``padding_mask`` on lengths [3, 1, 4] with T = 4."""
+
+    def body() -> str:
+        lengths = torch.tensor([3, 1, 4])
+        before = lengths.clone()
+        got = _tensor(padding_mask(lengths, 4), "padding_mask([3, 1, 4], 4)")
+        _unchanged(before, lengths, "lengths")
+        _shape(got, (3, 4), "padding_mask([3, 1, 4], 4)", "one row per sequence, one column per position")
+        _dtype(got, torch.bool, "padding_mask([3, 1, 4], 4)", "return a boolean mask")
+        expected = _bool_grid([[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 1, 1]])
+        if not torch.equal(got, expected):
+            if torch.equal(got, ~expected):
+                hint = "True = may attend: real tokens are True, padding is False"
+            elif torch.equal(got, _bool_grid([[1, 1, 1, 1], [1, 1, 0, 0], [1, 1, 1, 1]])):
+                hint = "off by one: position p is real when p < length (not <=)"
+            else:
+                hint = "True exactly at positions 0 .. lengths[b] - 1"
+            raise _Fail("padding_mask([3, 1, 4], 4)", expected, got, hint)
+        return "lengths [3, 1, 4], T=4 give [[1,1,1,0], [1,0,0,0], [1,1,1,1]]; lengths untouched"
+
+    _run("padding_mask", body)
+
+
+def check_apply_mask(apply_mask: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+    """Check that blocked entries get softmax weight 0 and allowed ones are kept."""
+
+    def body() -> str:
+        scores = torch.randn(2, 4, 4, generator=_gen(1))
+        before = scores.clone()
+        got = _tensor(apply_mask(scores, _TRIL4), "apply_mask(scores, mask)")
+        _unchanged(before, scores, "scores")
+        _shape(got, (2, 4, 4), "apply_mask(scores (2, 4, 4), mask (4, 4))")
+        allowed = _TRIL4.expand(2, 4, 4)
+        if not torch.equal(got[allowed], scores[allowed]):
+            if bool(torch.isinf(got[allowed]).any()) or bool((got[allowed] < -1e8).any()):
+                hint = "fill where the mask is False (~mask): True means may attend"
+            elif _close(got, scores + _TRIL4) or _close(got, scores * _TRIL4):
+                hint = "adding or multiplying a boolean mask blocks nothing: use masked_fill with -inf"
+            else:
+                hint = "allowed entries must keep their scores unchanged"
+            raise _Fail("allowed entries (mask True) unchanged", scores[allowed][:6],
+                        got[allowed][:6], hint)
+        weights = torch.softmax(got.double(), dim=-1)
+        blocked = weights[~allowed]
+        if not bool((blocked == 0).all()):
+            if bool((got[~allowed] == 0).all()):
+                hint = "0 is a score, not a block: fill with -inf (or a huge negative number)"
+            else:
+                hint = "build a fill with masked_fill, not arithmetic on the boolean mask"
+            raise _Fail("softmax weight of blocked entries", "all 0", blocked[:6], hint)
+        keys = _bool_grid([[1, 1, 1, 0], [1, 1, 0, 0]]).reshape(2, 1, 4)
+        padded = apply_mask(scores, keys)
+        weights = torch.softmax(padded.double(), dim=-1)
+        if not bool((weights[0, :, 3] == 0).all() and (weights[1, :, 2:] == 0).all()):
+            raise _Fail("a (2, 1, 4) key mask broadcast over the queries",
+                        "weight 0 on the blocked keys", weights[1, 0],
+                        "let the mask broadcast against the scores (masked_fill does)")
+        return "blocked entries get weight 0 after softmax, allowed scores unchanged, broadcasting works, input untouched"
+
+    _run("apply_mask", body)
+
+
+def check_combine_masks(combine_masks: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+    """Check ``combine_masks`` on a 3 x 3 causal mask and lengths [2, 1]."""
+
+    def body() -> str:
+        causal = _bool_grid([[1, 0, 0], [1, 1, 0], [1, 1, 1]])
+        padding = _bool_grid([[1, 1, 0], [1, 0, 0]])
+        got = _tensor(combine_masks(causal, padding), "combine_masks(causal, padding)")
+        _shape(got, (2, 1, 3, 3), "combine_masks(causal (3, 3), padding (2, 3))",
+               "the result is (B, 1, T, T): one grid per sequence, shared by all heads")
+        _dtype(got, torch.bool, "combine_masks(...)", "combine booleans with &")
+        expected = torch.stack([_bool_grid([[1, 0, 0], [1, 1, 0], [1, 1, 0]]),
+                                _bool_grid([[1, 0, 0], [1, 0, 0], [1, 0, 0]])]).unsqueeze(1)
+        if not torch.equal(got, expected):
+            on_queries = torch.stack([_bool_grid([[1, 0, 0], [1, 1, 0], [0, 0, 0]]),
+                                      _bool_grid([[1, 0, 0], [0, 0, 0], [0, 0, 0]])]).unsqueeze(1)
+            if torch.equal(got, on_queries):
+                hint = "padding hides keys (the last dimension): padding[:, None, None, :]"
+            elif torch.equal(got, expected | ~causal) or bool(got.sum() > expected.sum()):
+                hint = "a query may attend only where both masks allow it: use &, not |"
+            else:
+                hint = "causal (T, T) becomes (1, 1, T, T), padding (B, T) becomes (B, 1, 1, T)"
+            raise _Fail("combine_masks for lengths [2, 1], batch 1", expected[1, 0], got[1, 0]
+                        if got.shape == expected.shape else got, hint)
+        return "lengths [2, 1] with a 3x3 causal mask give the expected (2, 1, 3, 3) grids; padding hides keys"
+
+    _run("combine_masks", body)
+
+
+# ---------------------------------------------------------------------------
+# Part 2: scaling
+# ---------------------------------------------------------------------------
+
+
+def check_attention_scores(attention_scores: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+    """Check ``attention_scores`` on "the cat sat down" and a batched d=4 case."""
+
+    def body() -> str:
+        # d = 4, T_q = 3, T_k = 9: every wrong scale gives a different ratio.
+        q = torch.tensor([[[2., 2., 1., -2.], [1., 2., 0., 1.], [0., 1., -1., -1.]],
+                          [[-1., 2., 1., -1.], [-1., 1., 2., 1.], [-1., 2., -1., 2.]]])
+        k = torch.tensor([[[2., -1., 2., 2.], [2., -2., -1., 0.], [1., -2., -2., -2.],
+                           [0., 2., -1., 1.], [1., 1., -1., 2.], [-1., 0., 1., -2.],
+                           [0., -1., -2., 2.], [1., -1., -1., -2.], [1., -1., -1., 0.]],
+                          [[2., -1., 1., 2.], [-2., -2., 1., 0.], [1., 0., 0., -2.],
+                           [-2., -2., 1., -1.], [2., -1., -1., -2.], [0., 2., 2., 1.],
+                           [2., 1., 2., 1.], [2., 1., -2., 1.], [0., 1., -2., -1.]]])
+        expected = torch.tensor([[[0.0, -0.5, 0.0, 0.5, -0.5, 1.5, -4.0, 1.5, -0.5],
+                                  [1.0, -1.0, -2.5, 2.5, 2.5, -1.5, 0.0, -1.5, -0.5],
+                                  [-2.5, -0.5, 1.0, 1.0, 0.0, 0.5, -0.5, 1.0, 0.0]],
+                                 [[-2.5, -0.5, 0.5, 0.0, -1.5, 2.5, 0.5, -1.5, 0.5],
+                                  [0.5, 1.0, -1.5, 0.5, -3.5, 3.5, 2.0, -2.0, -2.0],
+                                  [-0.5, -1.5, -2.5, -2.5, -3.5, 2.0, 0.0, 2.0, 1.0]]])
+        q_before, k_before = q.clone(), k.clone()
+        transpose_hint = "transpose only the last two axes of k: k.transpose(-2, -1) (k.T reverses every axis)"
+        try:
+            got = _tensor(attention_scores(q, k), "attention_scores(q (2, 3, 4), k (2, 9, 4))")
+        except NotImplementedError:
+            raise
+        except RuntimeError as error:
+            raise _Fail("attention_scores(q (2, 3, 4), k (2, 9, 4))", "scores of shape (2, 3, 9)",
+                        f"RuntimeError: {str(error)[:70]}", transpose_hint) from None
+        _unchanged(q_before, q, "q")
+        _unchanged(k_before, k, "k")
+        _shape(got, (2, 3, 9), "attention_scores(q (2, 3, 4), k (2, 9, 4))", transpose_hint)
+        if not _close(got, expected):
+            hint = "the scores are q @ kᵀ / √d with d = q.shape[-1]"
+            nonzero = expected.abs() > 0.1
+            ratios = got[nonzero] / expected[nonzero]
+            ratio = ratios.median().item()
+            if bool(torch.allclose(ratios, torch.full_like(ratios, ratio), atol=1e-3)):
+                for value, text in ((2.0, "divide by √d (here √4 = 2)"),
+                                    (0.5, "divide by √d, not by d"),
+                                    (4.0, "divide by √d, don't multiply"),
+                                    (2 / 3, "d is the last dimension, not the number of keys (k.shape[-2])"),
+                                    (2 / math.sqrt(3), "d is the last dimension, not the number of queries")):
+                    if abs(ratio - value) < 1e-3:
+                        hint = text
+            raise _Fail("batched scores with d = 4, T_q = 3, T_k = 9 (first row)",
+                        expected[0, 0], got[0, 0], hint)
+        got = _tensor(attention_scores(_CAT_Q, _CAT_K), "attention_scores(Q, K)")
+        expected = _CAT_RAW / math.sqrt(2)
+        _shape(got, (4, 4), "attention_scores for 4 queries and 4 keys")
+        if not _close(got, expected):
+            raise _Fail('"the cat sat down" scores (raw Q Kᵀ is [[1, 0, .5, .5], …], d = 2)',
+                        expected, got, "rows are queries: q @ kᵀ / √d")
+        try:
+            big = attention_scores(torch.randn(2, 3, 5, 8, generator=_gen(2)),
+                                   torch.randn(2, 3, 7, 8, generator=_gen(3)))
+        except NotImplementedError:
+            raise
+        except RuntimeError as error:
+            raise _Fail("attention_scores(q (2, 3, 5, 8), k (2, 3, 7, 8))", "scores of shape (2, 3, 5, 7)",
+                        f"RuntimeError: {str(error)[:70]}", transpose_hint) from None
+        _shape(big, (2, 3, 5, 7), "attention_scores(q (2, 3, 5, 8), k (2, 3, 7, 8))", transpose_hint)
+        return '"the cat sat down" scores match lesson 000; batched 3-D and 4-D inputs with T ≠ d work'
+
+    _run("attention_scores", body)
+
+
+def check_attention_weights(attention_weights: Callable[..., torch.Tensor]) -> None:
+    """Check ``attention_weights`` on "the cat sat down" and on random masked scores."""
+
+    def body() -> str:
+        scores = _CAT_RAW / math.sqrt(2)
+        got = _tensor(attention_weights(scores), "attention_weights(scores)")
+        if not _close(got, _CAT_WEIGHTS, atol=6e-4, rtol=0):
+            if _close(got.sum(-2), torch.ones(4), atol=1e-4):
+                hint = "softmax over the keys (dim=-1): the columns sum to 1, the rows don't"
+            else:
+                hint = "each row is softmax(row of scores)"
+            raise _Fail('"the cat sat down" weights, no mask (row "sat")', _CAT_WEIGHTS[2],
+                        got[2] if got.shape == (4, 4) else got, hint)
+        got = attention_weights(scores, _TRIL4)
+        if not _close(got, _CAT_CAUSAL, atol=6e-4, rtol=0):
+            raise _Fail('"the cat sat down" weights with the causal mask (row "cat")',
+                        _CAT_CAUSAL[1], got[1] if got.shape == (4, 4) else got,
+                        "blocked entries must get weight exactly 0 and each row still sums to 1")
+        # Random batched scores, non-square causal mask and large values.
+        raw = torch.randn(2, 3, 5, 7, generator=_gen(4)) * 30
+        before = raw.clone()
+        mask = _top_left(5, 7)
+        got = _tensor(attention_weights(raw, mask), "attention_weights(scores, mask)")
+        _unchanged(before, raw, "scores")
+        _shape(got, (2, 3, 5, 7), "attention_weights(scores (2, 3, 5, 7), mask (5, 7))")
+        if not bool(torch.isfinite(got).all()):
+            raise _Fail("weights for scores of size about ±100", "finite numbers", "NaN or inf",
+                        "a hand-written softmax must subtract the row maximum (or use torch.softmax)")
+        sums = got.sum(-1)
+        if not _close(sums, torch.ones_like(sums), atol=1e-5, rtol=0):
+            raise _Fail("row sums of masked weights", "all 1", sums.reshape(-1)[:6],
+                        "renormalise after masking, or mask (with -inf) before the softmax")
+        leaked = got[..., ~mask]
+        if not bool((leaked == 0).all()):
+            raise _Fail("weight on blocked entries", "exactly 0", leaked.abs().max().item(),
+                        "0 is a score, not a block: fill blocked scores with -inf")
+        return '"the cat sat down" weights (plain and causal) match lesson 000; rows sum to 1, blocked entries are exactly 0'
+
+    _run("attention_weights", body)
+
+
+def check_scaled_dot_product_attention(scaled_dot_product_attention: Callable[..., Any]) -> None:
+    """Compare with ``torch.nn.functional.scaled_dot_product_attention``."""
+
+    def body() -> str:
+        q = torch.randn(2, 3, 5, 8, generator=_gen(5))
+        k = torch.randn(2, 3, 7, 8, generator=_gen(6))
+        v = torch.randn(2, 3, 7, 6, generator=_gen(7))
+        originals = [t.clone() for t in (q, k, v)]
+        result = scaled_dot_product_attention(q, k, v)
+        if not isinstance(result, tuple) or len(result) != 2:
+            raise _Fail("return value", "a tuple (output, weights)", type(result).__name__)
+        out, weights = result
+        for name, before, after in zip("qkv", originals, (q, k, v)):
+            _unchanged(before, after, name)
+        _shape(_tensor(out, "output"), (2, 3, 5, 6), "output for q (.., 5, 8), k (.., 7, 8), v (.., 7, 6)",
+               "output is weights @ v: (..., T_q, d_v)")
+        _shape(_tensor(weights, "weights"), (2, 3, 5, 7), "weights", "weights are (..., T_q, T_k)")
+        expected = F.scaled_dot_product_attention(q, k, v)
+        if not _close(out, expected):
+            hint = None
+            for scale, text in ((1.0, "divide the scores by √d"), (1 / 8, "divide by √d, not d"),
+                                (math.sqrt(8), "divide by √d, don't multiply"),
+                                (1 / math.sqrt(7), "d is q.shape[-1], not the number of keys")):
+                if _close(out, F.scaled_dot_product_attention(q, k, v, scale=scale)):
+                    hint = text
+            raise _Fail("output without a mask against F.scaled_dot_product_attention",
+                        expected[0, 0, 0], out[0, 0, 0], hint)
+        if not _close(weights @ v, out):
+            raise _Fail("output equals weights @ v", hint="return the weights that were used")
+        mask = _top_left(5, 7)
+        out, weights = scaled_dot_product_attention(q, k, v, mask)
+        expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        if not _close(out, expected):
+            raise _Fail("output with a (5, 7) causal mask against F.scaled_dot_product_attention",
+                        expected[0, 0, 1], out[0, 0, 1], "pass the mask to the weights (True = may attend)")
+        keys = _bool_grid([[1] * 7, [1, 1, 1, 0, 0, 0, 0]]).reshape(2, 1, 1, 7)
+        out, _ = scaled_dot_product_attention(q, k, v, mask=keys)
+        expected = F.scaled_dot_product_attention(q, k, v, attn_mask=keys)
+        if not _close(out, expected):
+            raise _Fail("output with a (2, 1, 1, 7) key-padding mask", expected[1, 0, 0],
+                        out[1, 0, 0], "the mask must broadcast against (B, H, T_q, T_k)")
+        return "matches F.scaled_dot_product_attention with no mask, a causal mask and a padding mask (T_q ≠ T_k ≠ d)"
+
+    _run("scaled_dot_product_attention", body)
+
+
+def check_dot_product_spread(dot_product_spread: Callable[..., float]) -> None:
+    """Check the spread of raw (≈ √d) and scaled (≈ 1) dot products."""
+
+    def body() -> str:
+        raw = dot_product_spread(64, 10_000, scaled=False, generator=_gen(8))
+        if not isinstance(raw, float):
+            raise _Fail("return type of dot_product_spread", "a Python float", type(raw).__name__,
+                        "return tensor.item() (or float(...))")
+        scaled = dot_product_spread(64, 10_000, scaled=True, generator=_gen(8))
+        if not 7.4 < raw < 8.6:
+            hint = ("scaled=False must not divide by √d" if 0.9 < raw < 1.1 else
+                    "take the standard deviation over the n dot products, each a sum over d products")
+            raise _Fail("spread of raw dot products at d=64 (√64 = 8)", "about 8", raw, hint)
+        if not 0.93 < scaled < 1.07:
+            hint = ("scaled=True divides each dot product by √d" if 7.4 < scaled < 8.6 else
+                    "divide by √d, not d" if 0.1 < scaled < 0.15 else None)
+            raise _Fail("spread of scaled dot products at d=64", "about 1", scaled, hint)
+        small = dot_product_spread(4, 10_000, scaled=False, generator=_gen(9))
+        if not 1.85 < small < 2.15:
+            raise _Fail("spread of raw dot products at d=4 (√4 = 2)", "about 2", small)
+        again = dot_product_spread(4, 10_000, scaled=False, generator=_gen(9))
+        if again != small:
+            raise _Fail("same generator seed twice", small, again,
+                        "draw every random number from `generator` (torch.randn(..., generator=generator))")
+        few = dot_product_spread(16, 500, scaled=True, generator=_gen(10))
+        if not 0.8 < few < 1.2:
+            raise _Fail("n=500 dot products at d=16, scaled", "about 1", few, "use n, not a fixed count")
+        return f"d=64: raw {raw:.2f} (≈ √64 = 8), scaled {scaled:.2f} (≈ 1); d=4: raw {small:.2f} (≈ 2); generator honoured"
+
+    _run("dot_product_spread", body)
+
+
+def check_softmax_entropy(softmax_entropy: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    """Check entropies of uniform, one-hot and half-half rows."""
+
+    def body() -> str:
+        rows = torch.tensor([[1 / 8] * 8,
+                             [1.0] + [0.0] * 7,
+                             [0.5, 0.5] + [0.0] * 6])
+        before = rows.clone()
+        got = _tensor(softmax_entropy(rows), "softmax_entropy(rows)")
+        _unchanged(before, rows, "weights")
+        _shape(got, (3,), "softmax_entropy of 3 rows of 8", "one entropy per row: sum over the last dimension")
+        expected = torch.tensor([math.log(8), 0.0, math.log(2)])
+        if not bool(torch.isfinite(got).all()):
+            raise _Fail("entropy of [1, 0, …, 0] and [0.5, 0.5, 0, …]", expected, got,
+                        "0·log 0 counts as 0: use torch.special.xlogy(p, p)")
+        if not _close(got, expected, atol=1e-5):
+            hint = ("entropy is -Σ p log p (mind the minus sign)" if _close(got, -expected, atol=1e-5)
+                    else "entropy in nats uses the natural log" if _close(got, expected / math.log(2), atol=1e-4)
+                    else None)
+            raise _Fail("entropies of uniform-over-8, one-hot, half-half (ln 8 = 2.079, 0, ln 2 = 0.693)",
+                        expected, got, hint)
+        batch = softmax_entropy(torch.softmax(torch.randn(2, 3, 5, generator=_gen(11)), -1))
+        _shape(batch, (2, 3), "softmax_entropy of weights (2, 3, 5)")
+        return "uniform over 8 keys gives ln 8 = 2.079, one-hot gives 0 (not NaN), half-half gives ln 2"
+
+    _run("softmax_entropy", body)
+
+
+# ---------------------------------------------------------------------------
+# Part 3: heads
+# ---------------------------------------------------------------------------
+
+
+def check_split_heads(split_heads: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
+    """Check shapes and which features each head receives."""
+
+    def body() -> str:
+        x = torch.arange(2 * 3 * 12, dtype=torch.float32).reshape(2, 3, 12)
+        before = x.clone()
+        got = _tensor(split_heads(x, 4), "split_heads(x (2, 3, 12), 4)")
+        _unchanged(before, x, "x")
+        _shape(got, (2, 4, 3, 3), "split_heads(x (2, 3, 12), 4)", "the result is (B, H, T, D // H)")
+        for b in range(2):
+            for h in range(4):
+                for t in range(3):
+                    if not torch.equal(got[b, h, t], x[b, t, 3 * h:3 * h + 3]):
+                        if torch.equal(got, x.reshape(2, 4, 3, 3)):
+                            hint = "view as (B, T, H, dh) first, then transpose(1, 2)"
+                        elif torch.equal(got, x.reshape(2, 3, 3, 4).permute(0, 3, 1, 2)):
+                            hint = "heads own contiguous blocks of features: (B, T, H, dh), not (B, T, dh, H)"
+                        else:
+                            hint = "head h holds features h*dh .. (h+1)*dh - 1 of every token"
+                        raise _Fail(f"head {h} of token {t} (x holds 0, 1, 2, … in order)",
+                                    x[b, t, 3 * h:3 * h + 3], got[b, h, t], hint)
+        lesson = split_heads(torch.randn(1, 10, 64, generator=_gen(12)), 4)
+        _shape(lesson, (1, 4, 10, 16), "split_heads(x (1, 10, 64), 4)")
+        _raises_value_error(lambda: split_heads(torch.zeros(1, 10, 64), 5),
+                            "split_heads with d_model=64, n_heads=5",
+                            "check d_model % n_heads and raise ValueError naming both")
+        return "(1, 10, 64) with 4 heads gives (1, 4, 10, 16); head h holds features h*dh..(h+1)*dh-1; 5 heads of 64 raise ValueError"
+
+    _run("split_heads", body)
+
+
+def check_merge_heads(merge_heads: Callable[[torch.Tensor], torch.Tensor],
+                      split_heads: Callable[[torch.Tensor, int], torch.Tensor] | None = None) -> None:
+    """Check ``merge_heads`` (and the round trip when ``split_heads`` is given)."""
+
+    def body() -> str:
+        x = torch.arange(2 * 4 * 3 * 3, dtype=torch.float32).reshape(2, 4, 3, 3)
+        before = x.clone()
+        got = _tensor(merge_heads(x), "merge_heads(x (2, 4, 3, 3))")
+        _unchanged(before, x, "x")
+        _shape(got, (2, 3, 12), "merge_heads(x (2, 4, 3, 3))", "the result is (B, T, H * dh)")
+        for b in range(2):
+            for t in range(3):
+                for h in range(4):
+                    if not torch.equal(got[b, t, 3 * h:3 * h + 3], x[b, h, t]):
+                        hint = ("transpose back to (B, T, H, dh) before reshaping"
+                                if torch.equal(got, x.reshape(2, 3, 12)) else
+                                "features h*dh .. (h+1)*dh - 1 of token t come from head h")
+                        raise _Fail(f"features of head {h} in token {t}", x[b, h, t],
+                                    got[b, t, 3 * h:3 * h + 3], hint)
+        strided = x.transpose(1, 2).contiguous().transpose(1, 2)  # same values, not contiguous
+        try:
+            again = merge_heads(strided)
+        except NotImplementedError:
+            raise
+        except RuntimeError as error:
+            raise _Fail("merge_heads on a non-contiguous tensor (as attention produces)",
+                        "it works", f"RuntimeError: {str(error)[:60]}…",
+                        "use reshape, or .contiguous() before .view") from None
+        if not torch.equal(again, got):
+            raise _Fail("merge_heads on a non-contiguous tensor", got[0, 0], again[0, 0])
+        extra = ""
+        if split_heads is not None:
+            y = torch.randn(2, 5, 12, generator=_gen(13))
+            try:
+                heads = split_heads(y, 3)
+            except NotImplementedError:
+                return ("(2, 4, 3, 3) merges to (2, 3, 12) with head h in features h*dh..(h+1)*dh-1 "
+                        "(implement split_heads to check the round trip)")
+            back = merge_heads(heads)
+            if not torch.equal(back, y):
+                raise _Fail("merge_heads(split_heads(x, 3)) == x", y[0, 0], back[0, 0],
+                            "merge must undo split exactly (same feature order)")
+            extra = "; split → merge is lossless"
+        return "(2, 4, 3, 3) merges to (2, 3, 12) with head h in features h*dh..(h+1)*dh-1" + extra
+
+    _run("merge_heads", body)
+
+
+def check_causal_self_attention(CausalSelfAttention: type) -> None:
+    """Check the module's layout, shapes, causality and values.
+
+    The values are compared with ``torch.nn.MultiheadAttention`` loaded with
+    the same weights: its input projection is laid out as ``[q | k | v]`` and
+    its heads own contiguous blocks, exactly as the contract asks.
+    """
+
+    name = getattr(CausalSelfAttention, "__name__", "CausalSelfAttention")
+
+    def body() -> str:
+        with torch.random.fork_rng(devices=[]):  # leave the caller's random state alone
+            torch.manual_seed(0)
+            module = CausalSelfAttention(64, 4)
+        if not isinstance(module, nn.Module):
+            raise _Fail("CausalSelfAttention(64, 4) is a torch.nn.Module", "nn.Module",
+                        type(module).__name__, "subclass nn.Module and call super().__init__()")
+        for attr, shape in (("qkv", (192, 64)), ("proj", (64, 64))):
+            layer = getattr(module, attr, None)
+            if not isinstance(layer, nn.Linear):
+                raise _Fail(f"self.{attr} is an nn.Linear", "nn.Linear", type(layer).__name__,
+                            "one qkv = nn.Linear(d_model, 3 * d_model) and proj = nn.Linear(d_model, d_model)")
+            if tuple(layer.weight.shape) != shape or layer.bias is None:
+                raise _Fail(f"self.{attr} weight shape and bias", f"{shape} with a bias",
+                            f"{tuple(layer.weight.shape)}" + (" without a bias" if layer.bias is None else ""),
+                            "nn.Linear(d_model, 3 * d_model) and nn.Linear(d_model, d_model), with their default bias")
+        count = sum(p.numel() for p in module.parameters())
+        if count != 16_640:
+            raise _Fail("parameter count at d_model=64", 16_640, count,
+                        "only qkv (64·192 + 192) and proj (64·64 + 64): no dropout, no extra layers")
+        x = torch.randn(2, 12, 64, generator=_gen(14))
+        before = x.clone()
+        result = module(x)
+        _unchanged(before, x, "x")
+        if not isinstance(result, tuple) or len(result) != 2:
+            raise _Fail("forward returns", "a tuple (output, weights)", type(result).__name__)
+        out, weights = result
+        _shape(_tensor(out, "output"), (2, 12, 64), "output for x (2, 12, 64)")
+        _shape(_tensor(weights, "weights"), (2, 4, 12, 12), "weights for x (2, 12, 64) and 4 heads")
+        sums = weights.sum(-1)
+        if not _close(sums, torch.ones_like(sums), atol=1e-5, rtol=0):
+            raise _Fail("weight rows sum to 1", "all 1", sums.reshape(-1)[:6])
+        above = weights.triu(1).abs().max().item()
+        if above != 0:
+            raise _Fail("weight above the diagonal", 0.0, above, "apply a causal mask before the softmax")
+        changed = x.clone()
+        changed[:, 8:] = torch.randn(2, 4, 64, generator=_gen(15))
+        out2, _ = module(changed)
+        leak = (out2[:, :8] - out[:, :8]).abs().max().item()
+        if leak > 1e-6:
+            raise _Fail("outputs at positions 0..7 when only tokens 8..11 change", "no change",
+                        f"max change {leak:.3g}",
+                        "split heads as view (B, T, H, dh) then transpose(1, 2), and transpose back before merging")
+        # Compare with PyTorch's MultiheadAttention, with large weights so that
+        # the choice of scale (d_head, not d_model) is visible.
+        with torch.no_grad():
+            module.qkv.weight.mul_(4.0)
+            oracle = nn.MultiheadAttention(64, 4, batch_first=True)
+            oracle.in_proj_weight.copy_(module.qkv.weight)
+            oracle.in_proj_bias.copy_(module.qkv.bias)
+            oracle.out_proj.weight.copy_(module.proj.weight)
+            oracle.out_proj.bias.copy_(module.proj.bias)
+            blocked = ~_top_left(12, 12)  # MultiheadAttention uses True = blocked
+            expected, expected_w = oracle(x, x, x, attn_mask=blocked, need_weights=True,
+                                          average_attn_weights=False)
+            out, weights = module(x)
+        if not _close(weights, expected_w, atol=1e-5):
+            raise _Fail("weights against nn.MultiheadAttention with the same parameters (head 0, query 2)",
+                        expected_w[0, 0, 2, :3], weights[0, 0, 2, :3],
+                        "split qkv as [q | k | v], each d_model wide; split each into heads as split_heads "
+                        "does; scale by √d_head (not √d_model)")
+        if not _close(out, expected, atol=1e-4):
+            raise _Fail("output against nn.MultiheadAttention with the same parameters (weights agree)",
+                        expected[0, 1, :4], out[0, 1, :4],
+                        "use the v block of qkv, merge the heads as merge_heads does, then apply self.proj")
+        _raises_value_error(lambda: CausalSelfAttention(64, 5), "CausalSelfAttention(64, 5)",
+                            "check d_model % n_heads in __init__ and raise ValueError")
+        return ("16,640 parameters; (2, 12, 64) in and out, weights (2, 4, 12, 12); causal; "
+                "matches nn.MultiheadAttention with the same weights")
+
+    _run(name, body)
+
+
+check_CausalSelfAttention = check_causal_self_attention
+
+
+# ---------------------------------------------------------------------------
+# Part 4: positions
+# ---------------------------------------------------------------------------
+
+
+def check_sinusoidal_encoding(sinusoidal_encoding: Callable[..., torch.Tensor]) -> None:
+    """Check the interleaved sinusoidal encoding at a few hand-computed entries."""
+
+    def body() -> str:
+        pe = _tensor(sinusoidal_encoding(64, 64), "sinusoidal_encoding(64, 64)")
+        _shape(pe, (64, 64), "sinusoidal_encoding(64, 64)", "rows are positions, columns are dimensions")
+        _dtype(pe, torch.float32, "sinusoidal_encoding(64, 64)",
+               "compute the angles in float64 if you like, then return .float()")
+        first = torch.tensor([0.0, 1.0] * 32)
+        if not _close(pe[0], first, atol=1e-6):
+            if _close(pe[0], torch.tensor([1.0, 0.0] * 32), atol=1e-6):
+                hint = "sin and cos swapped: even columns are sin, odd columns cos"
+            elif _close(pe[0], torch.tensor([0.0] * 32 + [1.0] * 32), atol=1e-6):
+                hint = "this contract interleaves sin and cos (PE[p, 2i], PE[p, 2i+1]); not [sin… | cos…]"
+            elif abs(pe[0, 0].item() - math.sin(1)) < 1e-5:
+                hint = "positions start at 0"
+            else:
+                hint = None
+            raise _Fail("PE[0] (position 0)", first, pe[0], hint)
+        checks = [((1, 0), math.sin(1), "positions start at 0; even columns are sin"),
+                  ((1, 1), math.cos(1), "odd columns are cos"),
+                  ((10, 2), 0.937632744137416, "frequencies go by pairs: exponent 2i/d_model"),
+                  ((10, 3), 0.3476274401156199, "column 2i+1 uses the same angle as column 2i"),
+                  ((63, 30), 0.744722210597502, "angle p / base^(2i/d_model)"),
+                  ((50, 62), 0.006667557757307569, "the denominator is d_model, not d_model/2 - 1"),
+                  ((50, 63), 0.9999777715897253, "the denominator is d_model, not d_model/2 - 1")]
+        for (p, c), value, hint in checks:
+            got = pe[p, c].item()
+            if abs(got - value) > 1e-5:
+                raise _Fail(f"PE[{p}, {c}] for T=64, d_model=64", value, got, hint)
+        small = sinusoidal_encoding(4, 4, base=100.0)
+        if abs(small[1, 2].item() - math.sin(0.1)) > 1e-6:
+            raise _Fail("PE[1, 2] with base=100, d_model=4 (sin(1/100^(2/4)) = sin 0.1)",
+                        math.sin(0.1), small[1, 2].item(), "use the `base` argument")
+        far = sinusoidal_encoding(2048, 8)
+        if abs(far[2047, 2].item() - (-0.4763313007198396)) > 1e-3:
+            raise _Fail("PE[2047, 2] for d_model=8 (sin 204.7)", -0.4763313007198396, far[2047, 2].item(),
+                        "precision loss: compute the angles in float32 or better (float64 is safest)")
+        _raises_value_error(lambda: sinusoidal_encoding(8, 7), "sinusoidal_encoding(8, 7)",
+                            "an odd d_model cannot be split into sin/cos pairs: raise ValueError")
+        return "PE[0] = [0, 1, 0, 1, …]; hand-computed entries match at positions 1, 10, 50, 63 and 2047; odd d_model raises ValueError"
+
+    _run("sinusoidal_encoding", body)
+
+
+def check_position_similarity(position_similarity: Callable[[torch.Tensor], torch.Tensor],
+                              sinusoidal_encoding: Callable[..., torch.Tensor] | None = None) -> None:
+    """Check cosine similarities; with ``sinusoidal_encoding``, the lesson's figures too."""
+
+    def body() -> str:
+        pe = torch.randn(6, 5, generator=_gen(16)) * 3
+        before = pe.clone()
+        got = _tensor(position_similarity(pe), "position_similarity(pe (6, 5))")
+        _unchanged(before, pe, "pe")
+        _shape(got, (6, 6), "position_similarity(pe (6, 5))", "one row and one column per position")
+        expected = F.cosine_similarity(pe[:, None, :], pe[None, :, :], dim=-1)
+        if not _close(got, expected, atol=1e-5):
+            hint = ("cosine = dot product of unit vectors: normalise each row first"
+                    if not _close(got.diagonal(), torch.ones(6), atol=1e-4) else None)
+            raise _Fail("cosine similarities of random vectors (row 0)", expected[0], got[0], hint)
+        if sinusoidal_encoding is None:
+            return "matches the cosine similarity of every pair; diagonal is 1"
+        try:
+            sims = position_similarity(sinusoidal_encoding(64, 64))
+        except NotImplementedError:
+            return ("matches the cosine similarity of every pair; diagonal is 1 "
+                    "(implement sinusoidal_encoding to check the lesson's figures)")
+        positions = [10, 11, 15, 30, 60]
+        figures = torch.tensor([1.0, 0.966, 0.734, 0.59, 0.49])
+        row = sims[10, positions]
+        if not _close(row, figures, atol=6e-3, rtol=0):
+            raise _Fail("similarity of position 10 with 10, 11, 15, 30, 60 (64 x 64 encoding)",
+                        figures, row, "check sinusoidal_encoding first")
+        return "cosine similarity of every pair; position 10 vs 10, 11, 15, 30, 60 = " + _fmt(row)
+
+    _run("position_similarity", body)
+
+
+def check_add_positions(add_positions: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    """Check that the encoding is added to every sequence, keeping dtype and input."""
+
+    def body() -> str:
+        zeros = torch.zeros(2, 5, 8)
+        got = _tensor(add_positions(zeros), "add_positions(zeros (2, 5, 8))")
+        _shape(got, (2, 5, 8), "add_positions(x (2, 5, 8))")
+        expected_rows = {(0, 0): 0.0, (0, 1): 1.0, (1, 0): math.sin(1), (1, 1): math.cos(1),
+                         (3, 2): math.sin(0.3), (3, 3): math.cos(0.3)}
+        for (p, c), value in expected_rows.items():
+            for b in range(2):
+                if abs(got[b, p, c].item() - value) > 1e-5:
+                    raise _Fail(f"add_positions(zeros)[{b}, {p}, {c}]", value, got[b, p, c].item(),
+                                "add sinusoidal_encoding(T, D) to every sequence in the batch")
+        x = torch.randn(2, 5, 8, generator=_gen(17), dtype=torch.float64)
+        before = x.clone()
+        out = add_positions(x)
+        _unchanged(before, x, "x")
+        _dtype(out, torch.float64, "add_positions(float64 x)", "convert the encoding to x's dtype and device")
+        if not _close(out - x, got[0].double().expand(2, 5, 8), atol=1e-6):
+            raise _Fail("add_positions(x) - x equals the encoding", got[0, 1], (out - x)[0, 1])
+        return "adds the (T, D) encoding to every sequence; keeps x's dtype; x untouched"
+
+    _run("add_positions", body)
+
+
+def check_is_permutation_equivariant(is_permutation_equivariant: Callable[..., bool]) -> None:
+    """Check the test on functions that are and are not permutation-equivariant."""
+
+    def body() -> str:
+        x = torch.randn(2, 5, 4, generator=_gen(18))
+        before = x.clone()
+        perm = torch.tensor([3, 0, 4, 1, 2])
+        cases = [("elementwise 2x + 1", lambda t: 2 * t + 1, True),
+                 ("attention without a mask", lambda t: F.scaled_dot_product_attention(t, t, t), True),
+                 ("running sum over tokens", lambda t: t.cumsum(1), False),
+                 ("causal attention", lambda t: F.scaled_dot_product_attention(t, t, t, is_causal=True), False),
+                 ("adding a position ramp", lambda t: t + torch.arange(5.0).reshape(1, 5, 1), False)]
+        for label, fn, expected in cases:
+            got = is_permutation_equivariant(fn, x, perm)
+            if not isinstance(got, bool):
+                raise _Fail(f"return type for {label}", "a Python bool", type(got).__name__,
+                            "wrap the comparison in bool(...)")
+            if got != expected:
+                hint = ("compare fn(x[:, perm]) with fn(x)[:, perm]: permute the token axis (dim 1)"
+                        if expected else "compare the two results, don't just check shapes")
+                raise _Fail(f"is_permutation_equivariant({label})", expected, got, hint)
+        _unchanged(before, x, "x")
+        return "True for elementwise maps and unmasked attention; False for a running sum, causal attention and added positions"
+
+    _run("is_permutation_equivariant", body)
+
+
+# ---------------------------------------------------------------------------
+# Part 5: timing
+# ---------------------------------------------------------------------------
+
+
+def check_score_grid_bytes(score_grid_bytes: Callable[..., int]) -> None:
+    """Check byte counts against the lesson's figures."""
+
+    def body() -> str:
+        figures = {64: 16_384, 1_024: 4_194_304, 8_192: 268_435_456, 131_072: 68_719_476_736}
+        for T, expected in figures.items():
+            got = score_grid_bytes(T)
+            if not isinstance(got, int) or isinstance(got, bool):
+                raise _Fail(f"return type of score_grid_bytes({T})", "a Python int", type(got).__name__,
+                            "return an int (use int(...) if you computed a tensor or float)")
+            if got != expected:
+                hint = ("float32 takes 4 bytes per entry" if got * 2 == expected else
+                        "the grid has T × T entries" if got == T * 4 else "B · H · T² · itemsize")
+                raise _Fail(f"score_grid_bytes({T}) (float32, 1 head, batch 1)", expected, got, hint)
+        got = score_grid_bytes(64, n_heads=4, batch=2, dtype=torch.float16)
+        if got != 65_536:
+            raise _Fail("score_grid_bytes(64, n_heads=4, batch=2, dtype=float16)", 65_536, got,
+                        "multiply by heads and batch, and use the dtype's item size (float16: 2 bytes)")
+        got = score_grid_bytes(10, dtype=torch.float64)
+        if got != 800:
+            raise _Fail("score_grid_bytes(10, dtype=float64)", 800, got, "item size of float64 is 8 bytes")
+        return "16 KiB at T=64, 4 MiB at 1,024, 256 MiB at 8,192, 64 GiB at 131,072; heads, batch and dtype count"
+
+    _run("score_grid_bytes", body)
+
+
+class _Workload:
+    """A callable whose calls sleep for given durations and record their arguments."""
+
+    def __init__(self, durations: list[float]) -> None:
+        self.durations = durations
+        self.calls: list[tuple] = []
+
+    def __call__(self, *args: Any) -> None:
+        index = len(self.calls)
+        self.calls.append(args)
+        time.sleep(self.durations[index] if index < len(self.durations) else self.durations[-1])
+
+
+def check_time_call(time_call: Callable[..., float]) -> None:
+    """Check ``time_call`` on a synthetic workload with a slow first call and an outlier."""
+
+    def body() -> str:
+        fast, slow = 0.004, 0.1
+        first = _Workload([slow, fast])  # a slow first call, then one timed call
+        got = time_call(first, repeats=1, warmup=1)
+        if len(first.calls) != 2:
+            raise _Fail("number of calls with repeats=1, warmup=1", 2, len(first.calls),
+                        "call fn warmup times untimed, then repeats times timed")
+        if isinstance(got, (int, float)) and not 0.0035 < got < 0.04:
+            hint = ("return seconds (time.perf_counter differences), not milliseconds" if got > 1.0 else
+                    "the warm-up calls must not be timed" if got > 0.04 else None)
+            raise _Fail("time of 1 call of 4 ms after a warm-up call of 100 ms", f"≈ {fast} s", got, hint)
+        work = _Workload([fast, fast, fast, slow, fast, fast])  # warm-up, then 5 timed calls
+        got = time_call(work, "a", 2, repeats=5, warmup=1)
+        if not isinstance(got, float):
+            raise _Fail("return type of time_call", "a float (seconds)", type(got).__name__)
+        if len(work.calls) != 6:
+            raise _Fail("number of calls with repeats=5, warmup=1", 6, len(work.calls),
+                        "call fn warmup times untimed, then repeats times timed")
+        if any(args != ("a", 2) for args in work.calls):
+            raise _Fail("arguments passed to fn", ("a", 2), work.calls[0], "call fn(*args)")
+        if not 0.0035 < got < 0.015:
+            mean_all = (slow + fast * 5) / 6
+            mean_timed = (slow + fast * 4) / 5
+            if got > 1.0:
+                hint = "return seconds (time.perf_counter differences), not milliseconds"
+            elif abs(got - mean_timed) < 0.006:
+                hint = "take the median of the timed calls, not the mean"
+            elif abs(got - mean_all) < 0.006 or got > 0.09:
+                hint = "run the warm-up calls untimed, and return the median of the timed calls"
+            else:
+                hint = "return the median wall-clock time of one call"
+            raise _Fail("median time of 5 calls of 4 ms, one of which takes 100 ms",
+                        f"≈ {fast} s", got, hint)
+        counted = _Workload([0.0])
+        time_call(counted, repeats=3, warmup=2)
+        if len(counted.calls) != 5:
+            raise _Fail("number of calls with repeats=3, warmup=2", 5, len(counted.calls))
+        return (f"{got * 1000:.1f} ms for 4 ms calls: a slow warm-up call is excluded, the median ignores a 100 ms outlier"
+                + ("" if torch.cuda.is_available() else "; (synchronising is only testable on a GPU)"))
+
+    _run("time_call", body)
+
+
+def check_time_attention(time_attention: Callable[..., list]) -> None:
+    """Check ``time_attention`` with a fake attention whose cost grows as T²."""
+
+    def body() -> str:
+        seen: list[tuple] = []
+
+        def fake_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+            seen.append((tuple(q.shape), tuple(k.shape), tuple(v.shape), q.device.type,
+                         q.dtype, float(q.std()), q is k or torch.equal(q, k)))
+            time.sleep(q.shape[1] ** 2 * 2e-5)  # 8 ms and 72 ms: far above scheduling noise
+            return q
+
+        got = time_attention(fake_attention, [20, 60], d_head=16, repeats=2)
+        if not isinstance(got, list) or len(got) != 2:
+            raise _Fail("time_attention(attn, [20, 60]) returns", "a list of 2 floats",
+                        f"{type(got).__name__} of length {len(got) if hasattr(got, '__len__') else '?'}")
+        if not all(isinstance(t, float) for t in got):
+            raise _Fail("entries of the returned list", "floats", [type(t).__name__ for t in got])
+        if len(seen) != 6:
+            raise _Fail("calls of attn for 2 lengths with repeats=2", "6 (1 warm-up + 2 timed, per T)", len(seen),
+                        "time each T with time_call(attn, q, k, v, repeats=repeats)")
+        for T, call in zip((20, 20, 20, 60, 60, 60), seen):
+            q_shape, k_shape, v_shape, device, dtype, std, same = call
+            if (q_shape, k_shape, v_shape) != ((1, T, 16),) * 3:
+                raise _Fail(f"shapes of q, k, v for T={T}, d_head=16", "(1, T, 16) each",
+                            f"{q_shape}, {k_shape}, {v_shape}")
+            if device != "cpu" or dtype != torch.float32:
+                raise _Fail("device and dtype of q", "cpu float32", f"{device} {dtype}")
+            if not 0.5 < std < 1.5 or same:
+                raise _Fail("q, k, v are independent standard-normal tensors", "torch.randn each",
+                            f"std {std:.2f}" + (", q equals k" if same else ""))
+        if not got[1] > got[0] * 3:
+            raise _Fail("time for T=60 against T=20 (the fake cost grows as T²)", "about 9×",
+                        f"{got[1] / max(got[0], 1e-12):.2f}×", "return the times in the order of Ts")
+        return "fresh (1, T, d_head) inputs per T, timed with time_call; times follow the order of Ts"
+
+    _run("time_attention", body)
+
+
+def check_fit_power_law(fit_power_law: Callable[[Any, Any], float]) -> None:
+    """Check the log-log slope on exact and noisy power laws."""
+
+    def body() -> str:
+        Ts = [128, 256, 512, 1024]
+        got = fit_power_law(Ts, [1e-9 * T ** 2 for T in Ts])
+        if not isinstance(got, float):
+            raise _Fail("return type of fit_power_law", "a Python float", type(got).__name__)
+        if abs(got - 2.0) > 1e-6:
+            hint = ("fit log(time) against log(T), not time against T" if abs(got) < 1e-3 else
+                    "least-squares slope: Σ(x - x̄)(y - ȳ) / Σ(x - x̄)² with x = log T, y = log time")
+            raise _Fail("slope for times = 1e-9 · T²", 2.0, got, hint)
+        got = fit_power_law(Ts, [5e-7 * T ** 1.5 for T in Ts])
+        if abs(got - 1.5) > 1e-6:
+            raise _Fail("slope for times = 5e-7 · T^1.5", 1.5, got)
+        noisy = [1e-9 * T ** 2 * f for T, f in zip(Ts, [1.1, 0.9, 1.05, 0.95])]
+        got = fit_power_law(Ts, noisy)
+        if abs(got - 1.9587880105755309) > 1e-6:
+            raise _Fail("least-squares slope for T² times with ±10% noise", 1.9587880105755309, got,
+                        "fit a least-squares line through all points, not just the first and last")
+        return "slopes 2 and 1.5 for exact power laws, 1.959 for a noisy T² (least squares on log-log)"
+
+    _run("fit_power_law", body)
