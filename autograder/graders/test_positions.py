@@ -175,7 +175,7 @@ def _expect_pair_frequency(got: torch.Tensor, T: int, d: int, i: int, fallback: 
     expect(ok, f"sinusoidal_encoding({T}, {d}), pair i={i} (sin in column {2 * i}, cos in column {2 * i + 1})",
            f"the angle grows by 1 / 10000^({2 * i}/{d}) = {want:.6g} rad per position",
            f"{mean:.6g} rad per position on average" + (f", varying by up to {spread:.3g}" if spread > 1e-3 else ""),
-           _diagnose(got, T, d) or fallback)
+           _diagnose(got, T, d) or (fallback if math.isfinite(mean) else None))
 
 
 @check("sinusoidal_encoding: frequencies go by pairs (columns 2 and 3 share 1 / base^(2/d))", points=1)
