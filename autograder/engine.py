@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import pytest
+import torch
 
 from attention_ref import PARTS
 
@@ -53,6 +54,14 @@ def injection(part: str) -> list[tuple[list[str], str]]:
     return [(list(names), (REFERENCE_DIR / f"{other}.py").read_text()) for other, names in PARTS.items() if other != part]
 
 
+def configure_grading_process() -> None:
+    """One thread per grading process (workers run in parallel, and waking a thread pool on a
+    busy machine costs more than the graders' small tensors), and no TF32 in reference values."""
+    torch.set_num_threads(1)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
 def in_process_backend() -> tuple[Channel, Callable[[], None]]:
     channel, _ = in_process_channel()
     return channel, lambda: None
@@ -77,7 +86,7 @@ def grade(submission: Submission, secret: str, parts: tuple[str, ...] = ALL_PART
     def open_student(part: str) -> Student:
         channel, close = backend()
         closers.append(close)
-        student = Student(channel)
+        student = Student(channel, close=close)
         student.load_errors = student.load(submission.cells_for(part), injection(part))
         return student
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 import torch
@@ -61,8 +61,10 @@ class GradingPlugin:
             metafunc.parametrize("device", available_devices())
 
     @pytest.fixture(scope="module")
-    def student(self, request: pytest.FixtureRequest) -> Student:
-        return self.open_student(request.module.PART)
+    def student(self, request: pytest.FixtureRequest) -> Iterator[Student]:
+        student = self.open_student(request.module.PART)
+        yield student
+        student.close()  # a hostile part's leftover processes must not run on beside the next part
 
     @pytest.fixture(scope="module")
     def module_gen(self, request: pytest.FixtureRequest) -> torch.Generator:

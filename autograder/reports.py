@@ -100,3 +100,17 @@ def write_submission_reports(graded: Graded, out: Path) -> dict[str, Any]:
     write_atomically(folder / "results.json", json.dumps(results_json(graded), indent=1, ensure_ascii=False))
     write_atomically(folder / "row.json", json.dumps(row))  # last: its presence marks the submission done
     return row
+
+
+def where_reports_are(out: Path, rows: list[dict[str, Any]], gradebook: str = "") -> str:
+    """The closing lines of a run: where each kind of report is."""
+    example = min((r["submission"] for r in rows), default="<submission>")
+    lines = [
+        "Reports:",
+        f"  feedback for each student:  {out / example / 'feedback.html'}  (one folder per submission)",
+        f"  Gradescope results:         {out / example / 'results.json'}",
+        f"  class table:                {out / 'grades.csv'}",
+    ]
+    if gradebook:
+        lines.append("  " + gradebook)
+    return "\n".join(lines)

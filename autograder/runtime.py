@@ -48,10 +48,14 @@ def error_info(exc: BaseException, kind: str = "exception") -> dict[str, str]:
     lines = traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc)
     if isinstance(exc, NotImplementedError):
         kind = "not_implemented"
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 - a submission's exception may fail even to describe itself
+        message = "(the exception's message could not be printed)"
     return {
         "kind": kind,
         "type": type(exc).__name__,
-        "message": str(exc)[:2000],
+        "message": message[:2000] if type(message) is str else "",
         "traceback": "".join(lines)[-4000:],
     }
 

@@ -12,6 +12,8 @@ from typing import Any, Callable
 from . import wire
 
 Channel = Callable[[bytes], bytes]
+MAX_ERROR_TEXT = 6000  # the runtime sends at most 2,000 characters of message and 4,000 of traceback
+_MALFORMED = "The submission's process sent a malformed reply (did it write to the grader's socket, or replace the runtime?)."
 
 
 class StudentError(Exception):
@@ -39,14 +41,16 @@ class StudentError(Exception):
 class Student:
     """A submission seen through plain data."""
 
-    def __init__(self, channel: Channel, load_errors: list[dict[str, str]] | None = None):
+    def __init__(self, channel: Channel, load_errors: list[dict[str, str]] | None = None,
+                 close: Callable[[], None] = lambda: None):
         self._channel = channel
         self.load_errors = load_errors or []
+        self.close = close  # ends the submission's process once its part is graded
 
     def load(self, cells: list[tuple[str, str]], inject: list[tuple[list[str], str]]) -> list[dict[str, str]]:
         """Run the submission's cells and inject reference parts; returns the errors the cells raised."""
         errors = self._request("load", None, [], {}, cells=[list(c) for c in cells], inject=[list(i) for i in inject])
-        return [e for e in errors if type(e) is dict] if type(errors) is list else []
+        return [_capped(e) for e in errors[:20] if type(e) is dict] if type(errors) is list else []
 
     def call(self, target: str | wire.Handle, *args: Any, **kwargs: Any) -> Any:
         """target(*args, **kwargs) in the submission; a Handle target calls that object (a module)."""
@@ -58,8 +62,10 @@ class Student:
 
     def call_and_inspect(self, target: str, *args: Any) -> tuple[Any, list[Any]]:
         """(result, the arguments as the call left them): shows in-place modification."""
-        value, args_after = self._request("call", target, args, {}, echo_args=True)
-        return value, args_after
+        reply = self._request("call", target, args, {}, echo_args=True)
+        if type(reply) is not list or len(reply) != 2 or type(reply[1]) is not list or len(reply[1]) != len(args):
+            raise StudentError(target, {"kind": "protocol", "message": _MALFORMED})
+        return reply[0], reply[1]
 
     def construct(self, name: str, *args: Any, **kwargs: Any) -> wire.Handle:
         """An instance of the submission's class `name`, kept on its side."""
@@ -75,18 +81,28 @@ class Student:
 
     def _request(self, op: str, target: Any, args: tuple, kwargs: dict, **extra: Any) -> Any:
         request = {"op": op, "target": target, "args": list(args), "kwargs": kwargs, **extra}
-        reply = wire.decode(self._channel(wire.encode(request)))
+        try:
+            reply = wire.decode(self._channel(wire.encode(request)))
+        except wire.WireError as exc:  # the submission's process can send any bytes at all
+            raise StudentError(_label(target), {"kind": "protocol", "message": f"{_MALFORMED} ({exc})"}) from None
         if type(reply) is not dict or type(reply.get("ok")) is not bool:
-            raise StudentError(str(target), {"kind": "protocol", "message": "the submission's process sent a malformed reply"})
+            raise StudentError(_label(target), {"kind": "protocol", "message": _MALFORMED})
         if not reply["ok"]:
             info = reply.get("error")
-            info = {k: str(v) for k, v in info.items()} if type(info) is dict else {}
+            info = _capped(info)
             if info.get("kind") == "missing" and self.load_errors:
                 first = self.load_errors[0]
                 info["message"] = (f"{info.get('message', '')}\nYour code stopped early: {first.get('cell', '')} raised "
                                    f"{first.get('type', '')}: {first.get('message', '')}\n{first.get('traceback', '')}").rstrip()
             raise StudentError(_label(target), info)
         return reply.get("value")
+
+
+def _capped(info: Any) -> dict[str, str]:
+    """An error description as short strings: a forged reply must not fill the reports with megabytes."""
+    if type(info) is not dict:
+        return {}
+    return {str(k)[:40]: str(v)[:MAX_ERROR_TEXT] for k, v in list(info.items())[:8]}
 
 
 def _label(target: Any) -> str:

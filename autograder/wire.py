@@ -5,6 +5,11 @@ keys, dense torch tensors, dtypes and devices. Reading it never runs code
 (no pickle): a JSON header describes the structure and raw byte buffers hold
 the tensors. Anything else a submission returns arrives as an `Opaque`
 description, so a grader can say what came back instead of what was expected.
+
+The grader decodes bytes that a hostile process may have forged (it can replace
+its own `encode`), so `decode` treats every byte as untrusted: it raises only
+`WireError`, bounds the work it does, and hands back only valid text and
+well-formed tensors.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import torch
 
 MAX_TENSOR_ELEMENTS = 50_000_000
 MAX_MESSAGE_BYTES = 512 * 2**20
+MAX_HEADER_BYTES = 16 * 2**20  # the structure; a header this size already decodes into millions of objects
 MAX_DEPTH = 32
 
 _DTYPES = {
@@ -52,25 +58,44 @@ class WireError(ValueError):
     """The bytes are not a well-formed message."""
 
 
+class _TooBig(Exception):
+    """The tensors of a message would exceed MAX_MESSAGE_BYTES."""
+
+
+class _Buffers(list):
+    """The tensors' raw bytes, refusing to grow past the message limit (before a tensor is copied)."""
+
+    size = 0
+
+    def reserve(self, nbytes: int) -> None:
+        if self.size + nbytes > MAX_MESSAGE_BYTES:
+            raise _TooBig(f"over {MAX_MESSAGE_BYTES} bytes of tensors")
+        self.size += nbytes
+
+
 def encode(value: Any) -> bytes:
     """Message bytes for `value`; non-plain parts become `Opaque` descriptions."""
-    buffers: list[bytes] = []
-    header = _to_json(value, buffers, 0)
+    buffers = _Buffers()
+    try:
+        header = _to_json(value, buffers, 0)
+    except _TooBig as exc:
+        return encode(Opaque("message", str(exc)))
     head = json.dumps(header, separators=(",", ":")).encode()
+    if len(head) > MAX_HEADER_BYTES:
+        return encode(Opaque("message", f"a structure of {len(head)} bytes, over the limit of {MAX_HEADER_BYTES}"))
     out = [struct.pack("<II", len(head), len(buffers)), head]
     for buf in buffers:
         out.append(struct.pack("<Q", len(buf)))
         out.append(buf)
-    data = b"".join(out)
-    if len(data) > MAX_MESSAGE_BYTES:
-        return encode(Opaque("message", f"{len(data)} bytes, over the limit of {MAX_MESSAGE_BYTES}"))
-    return data
+    return b"".join(out)
 
 
 def decode(data: bytes) -> Any:
-    """The value of message bytes; raises `WireError` for anything malformed."""
+    """The value of message bytes; raises `WireError` (and nothing else) for anything malformed."""
     try:
         head_len, n_buffers = struct.unpack_from("<II", data, 0)
+        if head_len > MAX_HEADER_BYTES:
+            raise WireError("structure over the size limit")
         pos = 8
         header = json.loads(data[pos : pos + head_len])
         pos += head_len
@@ -84,12 +109,14 @@ def decode(data: bytes) -> Any:
             pos += size
         if pos != len(data):
             raise WireError("trailing bytes")
-    except (struct.error, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise WireError(f"malformed message: {exc}") from None
-    return _from_json(header, buffers, 0)
+        return _from_json(header, buffers, 0)
+    except WireError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - forged bytes may trip anything (RecursionError, ValueError, ...)
+        raise WireError(f"malformed message: {type(exc).__name__}: {str(exc)[:200]}") from None
 
 
-def _to_json(value: Any, buffers: list[bytes], depth: int) -> Any:
+def _to_json(value: Any, buffers: _Buffers, depth: int) -> Any:
     if depth > MAX_DEPTH:
         return {"opaque": ["structure", "nested too deeply"]}
     kind = type(value)
@@ -122,14 +149,15 @@ def _to_json(value: Any, buffers: list[bytes], depth: int) -> Any:
     return {"opaque": [f"{kind.__module__}.{kind.__qualname__}", ""]}
 
 
-def _tensor_to_json(t: torch.Tensor, buffers: list[bytes]) -> Any:
+def _tensor_to_json(t: torch.Tensor, buffers: _Buffers) -> Any:
     dtype = str(t.dtype).removeprefix("torch.")
     if dtype not in _DTYPES:
         return {"opaque": ["tensor", f"dtype {dtype} is not supported"]}
     if t.layout != torch.strided or t.is_quantized:
         return {"opaque": ["tensor", f"layout {t.layout}: return a dense tensor"]}
-    if t.numel() > MAX_TENSOR_ELEMENTS:
+    if t.numel() > MAX_TENSOR_ELEMENTS:  # before anything is copied: an expand() costs nothing until then
         return {"opaque": ["tensor", f"{t.numel()} elements, over the limit of {MAX_TENSOR_ELEMENTS}"]}
+    buffers.reserve(t.numel() * t.element_size())
     flat = t.detach().to("cpu").contiguous().reshape(-1)
     raw = flat.view(torch.uint8) if flat.numel() else flat.new_empty(0).view(torch.uint8)
     buffers.append(raw.numpy().tobytes())
@@ -145,7 +173,7 @@ def _from_json(node: Any, buffers: list[bytes], depth: int) -> Any:
         raise WireError(f"unexpected node {str(node)[:80]}")
     (tag, body), = node.items()
     if tag == "str" and type(body) is str:
-        return body
+        return _text(body)
     if tag == "int" and type(body) is str and len(body) < 400:
         return int(body)
     if tag == "float" and type(body) is str:
@@ -154,15 +182,15 @@ def _from_json(node: Any, buffers: list[bytes], depth: int) -> Any:
         items = [_from_json(v, buffers, depth + 1) for v in body]
         return items if tag == "list" else tuple(items)
     if tag == "dict" and type(body) is dict:
-        return {str(k): _from_json(v, buffers, depth + 1) for k, v in body.items()}
+        return {_text(k): _from_json(v, buffers, depth + 1) for k, v in body.items()}
     if tag == "dtype" and body in _DTYPES:
         return _DTYPES[body]
     if tag == "device" and type(body) is str:
-        return torch.device(body)
+        return _device(body)
     if tag == "handle" and type(body) is int:
         return Handle(body)
     if tag == "opaque" and type(body) is list and len(body) == 2:
-        return Opaque(str(body[0])[:200], str(body[1])[:500])
+        return Opaque(_text(str(body[0])[:200]), _text(str(body[1])[:500]))
     if tag == "tensor":
         return _tensor_from_json(body, buffers)
     raise WireError(f"unknown tag {tag!r}")
@@ -185,8 +213,25 @@ def _tensor_from_json(body: Any, buffers: list[bytes]) -> torch.Tensor:
         raise WireError("tensor size does not match its shape")
     flat = torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
     tensor = flat.view(dtype).reshape(shape)
+    if dtype is torch.bool:
+        tensor = tensor.view(torch.uint8) != 0  # only 0 and 1: other bytes make booleans that are neither
     if device == "cpu":
         return tensor
-    if type(device) is str and device.startswith("cuda") and torch.cuda.is_available():
+    if type(device) is str and _device(device).type == "cuda" and torch.cuda.is_available():
         return tensor.to(device)  # back where the submission left it, so graders can check devices
     raise WireError(f"tensor on an unexpected device {str(device)[:40]!r}")
+
+
+def _text(text: str) -> str:
+    """Valid Unicode only: a lone surrogate (from chr(0xD800)) would break writing the reports."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _device(name: str) -> torch.device:
+    try:
+        device = torch.device(name)
+    except (RuntimeError, ValueError, TypeError):
+        raise WireError(f"unknown device {name[:40]!r}") from None
+    if device.type == "cpu" or (device.type == "cuda" and (device.index or 0) < torch.cuda.device_count()):
+        return device
+    raise WireError(f"unexpected device {name[:40]!r}")

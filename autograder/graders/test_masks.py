@@ -46,7 +46,7 @@ def test_causal_average_values(student, gen):
 @check("causal_average: rows sum to 1, nothing above the diagonal", points=1)
 def test_causal_average_properties(student, gen):
     (T,) = _sizes(gen, 4, 8, 1)
-    got = as_tensor(student.call("causal_average", T), f"causal_average({T})", shape=(T, T))
+    got = as_tensor(student.call("causal_average", T), f"causal_average({T})", shape=(T, T), dtype=torch.float32)
     sums = got.sum(dim=-1)
     expect(torch.allclose(sums, torch.ones(T), atol=1e-5), f"causal_average({T}).sum(dim=-1)",
            "every row sums to 1", f"row sums {[round(x, 4) for x in sums[:4].tolist()]}", _average_hint(got))

@@ -1,0 +1,7 @@
+# why: an infinite loop at the top of the module
+# earns: nothing
+# position: top
+# runner: engine
+# feedback: did not finish
+while True:
+    pass

@@ -1,0 +1,266 @@
+"""``python -m autograder grade --nbgrader attention`` in a real nbgrader course.
+
+A temporary course goes through nbgrader's whole workflow (generate_assignment,
+release_assignment, fetch_assignment and submit for several students,
+collect); then our grader grades it and writes the gradebook, and, on a copy
+of the same course, ``nbgrader autograde`` grades it the nbgrader way
+(every notebook executed, ``grade_part`` in each grade cell). For these
+non-adversarial submissions both must give every grade cell the same score,
+in the gradebook and in ``nbgrader export``.
+
+Also: the demo's class (``make demo``) scores as its students' work should.
+
+Everything runs in temporary folders with their own Jupyter configuration.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import course as C
+from autograder import demo
+from autograder import gradebook as G
+from autograder.cli import main as cli_main
+
+pytestmark = pytest.mark.slow
+
+ASSIGNMENT = C.ASSIGNMENT
+# Non-adversarial students (nbgrader autograde runs student code in the kernel
+# that grades it: hostile ones are for our grader only, see the demo test).
+STUDENTS = ("ada", "ben", "cleo", "eli", "hana")
+PART_POINTS = {"masks": 20, "scaling": 20, "heads": 20, "positions": 15, "timing": 15, "quiz": 18}
+
+
+def demo_students(names) -> list:
+    by_name = {s.name: s for s in demo.roster()}
+    return [by_name[n] for n in names]
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("nbgrader-integration")
+
+
+@pytest.fixture(scope="module")
+def course(work) -> C.Course:
+    """The course after collect; a copy of it is taken for nbgrader autograde."""
+    course = C.set_up_class(work / "ours", [s.student for s in demo_students(STUDENTS)], course_id="integration")
+    return course
+
+
+@pytest.fixture(scope="module")
+def autograded(course, work) -> C.Course:
+    """A copy of the collected course, graded by ``nbgrader autograde``."""
+    copy = C.Course.open(work / "theirs", course.course_id)
+    shutil.copytree(course.work, copy.work, symlinks=True)
+    # the copy's nbgrader_config.py finds its own root; only the kernel path
+    # and Jupyter folders must point into the copy
+    copy.autograde()
+    return copy
+
+
+@pytest.fixture(scope="module")
+def graded(course, autograded) -> tuple[Path, float]:
+    """Our grader, in the course root (after the copy was taken)."""
+    out = course.work / "reports"
+    start = time.perf_counter()
+    proc = C.grade_course(course, out, "--secret", "integration")
+    elapsed = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return out, elapsed
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+# --------------------------------------------------------------------------
+
+
+def test_every_collected_submission_is_graded(course, graded):
+    out, _ = graded
+    rows = {r["submission"]: r for r in read_csv(out / "grades.csv")}
+    assert sorted(rows) == sorted(STUDENTS)
+    for student in STUDENTS:
+        assert rows[student]["status"] == "graded", rows[student]
+        report = json.loads((out / student / "results.json").read_text())
+        assert {t["name"].split("/")[0] for t in report["tests"]} == set(PART_POINTS)
+        assert (out / student / "feedback.html").is_file()
+
+
+def test_gradebook_holds_our_part_scores(course, graded):
+    out, _ = graded
+    rows = {r["submission"]: r for r in read_csv(out / "grades.csv")}
+    in_gradebook = C.gradebook_part_scores(course.root / "gradebook.db")
+    assert sorted(in_gradebook) == sorted(STUDENTS)
+    for student in STUDENTS:
+        assert in_gradebook[student] == {p: float(rows[student][p]) for p in PART_POINTS}, student
+
+
+def test_scores_follow_the_students_work(course, graded):
+    scores = C.gradebook_part_scores(course.root / "gradebook.db")
+    assert scores["ada"] == {p: float(v) for p, v in PART_POINTS.items()}
+    assert set(scores["ben"].values()) == {0.0}
+    for student, part in (("cleo", "masks"), ("eli", "heads"), ("hana", "quiz")):
+        assert scores[student][part] < PART_POINTS[part]
+        assert all(scores[student][p] == PART_POINTS[p] for p in PART_POINTS if p != part)
+
+
+def test_same_scores_as_nbgrader_autograde(course, graded, autograded):
+    ours = C.gradebook_part_scores(course.root / "gradebook.db")
+    theirs = C.gradebook_part_scores(autograded.root / "gradebook.db")
+    assert ours == theirs
+    exported_ours = {r["student_id"]: r for r in C.export_grades(course)}
+    exported_theirs = {r["student_id"]: r for r in C.export_grades(autograded)}
+    assert sorted(exported_ours) == sorted(STUDENTS)
+    for student in STUDENTS:
+        for column in ("raw_score", "score", "max_score", "late_submission_penalty", "timestamp"):
+            assert exported_ours[student][column] == exported_theirs[student][column], (student, column)
+
+
+def test_gradebook_records_look_like_autogrades(course, graded, autograded):
+    """Same submissions, notebooks, grade cells, comments and flags as nbgrader writes."""
+    from nbgrader.api import Gradebook
+
+    def records(root: Path) -> dict:
+        seen = {}
+        with Gradebook("sqlite:///" + str(root / "gradebook.db")) as gb:
+            for sub in gb.assignment_submissions(ASSIGNMENT):
+                for nb in sub.notebooks:
+                    for grade in nb.grades:
+                        seen[sub.student.id, nb.name, grade.name] = (
+                            grade.auto_score, grade.manual_score, grade.needs_manual_grade, grade.max_score)
+                    for comment in nb.comments:
+                        seen[sub.student.id, nb.name, "comment:" + comment.name] = comment.auto_comment
+        return seen
+
+    assert records(course.root) == records(autograded.root)
+
+
+def test_autograded_notebooks_show_the_checks(course, graded):
+    """``autograded/`` holds nbgrader's sanitised notebooks; each grade cell's
+    output is the list of checks and the part's score."""
+    notebook = course.root / "autograded" / "cleo" / ASSIGNMENT / "attention.ipynb"
+    nb = nbformat.read(notebook, as_version=4)
+    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells
+             if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")}
+    assert sorted(cells) == ["grade-heads", "grade-masks", "grade-positions", "grade-scaling", "grade-timing"]
+    masks = cells["grade-masks"]
+    assert "grade_part(" in masks.source  # hidden tests restored from the gradebook, as autograde does
+    text = "".join(o.text for o in masks.outputs if o.output_type == "stream")
+    assert "[FAILED] masks/apply_mask" in text and "Likely mistake" in text
+    result = [o for o in masks.outputs if o.output_type == "execute_result"]
+    assert result and float(result[0].data["text/plain"]) < PART_POINTS["masks"]
+
+
+def test_generate_feedback_shows_our_scores(course, graded):
+    import re
+
+    course.nbgrader("generate_feedback", ASSIGNMENT, "--force")
+    page = (course.root / "feedback" / "cleo" / ASSIGNMENT / "attention.html").read_text()
+    text = " ".join(re.sub(r"<[^>]+>", " ", page).split())
+    assert "[FAILED] masks/apply_mask" in text
+    scores = C.gradebook_part_scores(course.root / "gradebook.db")["cleo"]
+    assert f"Score: {scores['masks']:.1f} / 20.0" in text
+
+
+def test_rerun_regrades_only_resubmissions(course, graded):
+    out, _ = graded
+    before = {s: (out / s / "row.json").stat().st_mtime for s in STUDENTS}
+    scores_before = C.gradebook_part_scores(course.root / "gradebook.db")
+    time.sleep(0.05)
+    touched = course.root / "submitted" / "ben" / ASSIGNMENT / "quiz.ipynb"
+    os.utime(touched)  # as a later `nbgrader collect --update` would leave it
+    proc = C.grade_course(course, out, "--secret", "integration")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    after = {s: (out / s / "row.json").stat().st_mtime for s in STUDENTS}
+    assert [s for s in STUDENTS if after[s] != before[s]] == ["ben"]
+    assert C.gradebook_part_scores(course.root / "gradebook.db") == scores_before
+
+
+def test_ungraded_submissions_wait_for_a_person(course, graded, tmp_path):
+    """A submission our grader could not grade is not given a score: every
+    grade cell is left for manual grading."""
+    out, _ = graded
+    copy = tmp_path / "course"
+    shutil.copytree(course.root, copy)
+    reports = tmp_path / "reports"
+    shutil.copytree(out, reports)
+    (reports / "ben" / "results.json").unlink()
+    opened = G.open_course(ASSIGNMENT, copy)
+    update = G.record(opened, reports, STUDENTS)
+    assert update.manual == ["ben"] and not update.errors, update
+    from nbgrader.api import Gradebook
+
+    with Gradebook("sqlite:///" + str(copy / "gradebook.db")) as gb:
+        grades = gb.find_submission(ASSIGNMENT, "ben").notebooks[0].grades
+        assert grades and all(g.auto_score is None and g.needs_manual_grade for g in grades)
+        ada = gb.find_submission(ASSIGNMENT, "ada")
+        assert ada.score == sum(PART_POINTS.values())
+
+
+def test_student_code_cannot_see_the_course(course):
+    """The course root (source with solutions, other submissions, gradebook)
+    is hidden from the sandboxes."""
+    opened = G.open_course(ASSIGNMENT, course.root)
+    hidden = opened.secret_folders()
+    assert course.root.resolve() in hidden
+    assert (course.root / "assignments").resolve() in hidden
+    assert course.exchange.resolve() in hidden
+
+
+def test_not_a_course(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["grade", "--nbgrader", ASSIGNMENT, "--out", str(tmp_path / "out")]) == 2
+    assert "no nbgrader_config.py" in capsys.readouterr().err
+
+
+def test_assignment_never_generated(tmp_path, monkeypatch, capsys):
+    root = C.make_course_root(tmp_path / "course", course_id="x", exchange=tmp_path / "exchange")
+    monkeypatch.chdir(root)
+    assert cli_main(["grade", "--nbgrader", ASSIGNMENT, "--out", str(tmp_path / "out")]) == 2
+    assert "nbgrader generate_assignment" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------
+# make demo
+
+
+def test_demo_class_scores_as_expected(tmp_path):
+    """The demo's class through nbgrader and our grader: full marks at the
+    maximum, stubs at 0, each mistake losing points in its part only, hostile
+    students getting no points they did not earn; all in the gradebook too."""
+    students = demo.roster()
+    assert len(students) >= 12
+    course = demo.build(tmp_path / "demo", students, say=lambda _m: None)
+    out = tmp_path / "demo" / "reports"
+    proc = demo.grade(course, out, quiet=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    problems = demo.check_pattern(students, out)
+    assert not any(problems.values()), {k: v for k, v in problems.items() if v}
+    rows = demo.read_rows(out)
+    in_gradebook = C.gradebook_part_scores(course.root / "gradebook.db")
+    for s in students:
+        assert in_gradebook[s.name] == {p: float(rows[s.name][p]) for p in demo.PARTS}, s.name
+
+
+def test_demo_students_write_valid_python():
+    """Every answer cell of every demo student compiles, and a corpus patch
+    comes with the base.py helpers it uses (a NameError would lose the points
+    for another reason than the mistake)."""
+    solutions = C.solution_answers()
+    for s in demo.roster():
+        for notebook, cells in s.student.work(solutions).items():
+            for grade_id, code in cells.items():
+                compile(code, f"{s.name}:{grade_id}", "exec")
+    cell, code = C.with_patch("x", "", "timing_mean").answers.popitem()
+    assert cell == "timing-time_call" and "def _sync" in code and "statistics.mean" in code
