@@ -80,12 +80,10 @@ def sandbox_backend(zygote: "Zygote") -> Backend:
 
 def grade(submission: Submission, secret: str, parts: tuple[str, ...] = ALL_PARTS,
           backend: Backend = in_process_backend) -> Graded:
-    """Run the graders of `parts` on `submission`."""
-    closers: list[Callable[[], None]] = []
+    """Run the graders of `parts` on `submission`; the plugin closes each part's channel after it."""
 
     def open_student(part: str) -> Student:
         channel, close = backend()
-        closers.append(close)
         student = Student(channel, close=close)
         student.load_errors = student.load(submission.cells_for(part), injection(part))
         return student
@@ -94,12 +92,8 @@ def grade(submission: Submission, secret: str, parts: tuple[str, ...] = ALL_PART
     args = [str(GRADERS_DIR / f"test_{part}.py") for part in parts]
     args += ["-q", "-p", "no:cacheprovider", "--rootdir", str(GRADERS_DIR), "-c", str(GRADERS_DIR / "pytest.ini")]
     log = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(log):
-            status = pytest.main(args, plugins=[plugin])
-    finally:
-        for close in closers:
-            close()
+    with contextlib.redirect_stdout(log):
+        status = pytest.main(args, plugins=[plugin])
     graded = Graded(submission, list(plugin.results.values()))
     if status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or not graded.checks:
         raise RuntimeError(f"the graders could not run (pytest exit {status}):\n{log.getvalue()[-3000:]}")

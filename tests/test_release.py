@@ -23,6 +23,7 @@ import nbformat
 import pytest
 
 from autograder import release as rel
+from autograder.course import make_course_root
 
 ROOT = rel.ROOT
 ASSIGNMENT = rel.ASSIGNMENT
@@ -39,10 +40,7 @@ HINT = "run `make release` (python -m autograder.release) and commit release/ an
 
 def make_course(folder: Path) -> Path:
     """A course root holding a copy of the configuration and the source."""
-    folder.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(ROOT / "nbgrader_config.py", folder / "nbgrader_config.py")
-    shutil.copytree(SOURCE, folder / "assignments" / ASSIGNMENT, ignore=rel.ignore_files)
-    return folder
+    return make_course_root(folder, course_id="attention-course", exchange=folder / "exchange")
 
 
 @pytest.fixture(scope="module")

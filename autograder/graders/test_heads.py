@@ -335,28 +335,27 @@ def test_module_shapes(student, gen):
                "dtype torch.float32", f"dtype {got.dtype}")
 
 
+def _compare_with_reference(student, gen, weight_scale: float, which: int, what: str, loaded: str) -> None:
+    """Load the same random weights into the submission's module and the reference, compare
+    output (which=0) or attention weights (which=1), and name the mistake when they differ."""
+    B, T, H, D = _module_sizes(gen)
+    handle, state, reference = _contract_module(student, gen, D, H, weight_scale / math.sqrt(D))
+    x = torch.randn(B, T, D, generator=gen)
+    got = _forward(student, handle, x, H)
+    with torch.no_grad():
+        want = reference(x)[which]
+    expect_close(got[which], want, f"the {what} of CausalSelfAttention({D}, {H})(x {tuple(x.shape)}), {loaded}",
+                 hint=_module_hint(*got, x, state, H))
+
+
 @check("CausalSelfAttention: output matches the reference with the same weights", points=3)
 def test_module_output(student, gen):
-    B, T, H, D = _module_sizes(gen)
-    handle, state, reference = _contract_module(student, gen, D, H, 0.6 / math.sqrt(D))
-    x = torch.randn(B, T, D, generator=gen)
-    out, weights = _forward(student, handle, x, H)
-    with torch.no_grad():
-        want, _ = reference(x)
-    expect_close(out, want, f"the output of CausalSelfAttention({D}, {H})(x {tuple(x.shape)}), "
-                 "reference weights loaded", hint=_module_hint(out, weights, x, state, H))
+    _compare_with_reference(student, gen, 0.6, 0, "output", "reference weights loaded")
 
 
 @check("CausalSelfAttention: attention weights match the reference (large weights)", points=2)
 def test_module_weights(student, gen):
-    B, T, H, D = _module_sizes(gen)
-    handle, state, reference = _contract_module(student, gen, D, H, 1.5 / math.sqrt(D))
-    x = torch.randn(B, T, D, generator=gen)
-    out, weights = _forward(student, handle, x, H)
-    with torch.no_grad():
-        _, want = reference(x)
-    expect_close(weights, want, f"the attention weights of CausalSelfAttention({D}, {H})(x {tuple(x.shape)}), "
-                 "large reference weights loaded", hint=_module_hint(out, weights, x, state, H))
+    _compare_with_reference(student, gen, 1.5, 1, "attention weights", "large reference weights loaded")
 
 
 @check("CausalSelfAttention: weights rows sum to 1, exactly 0 above the diagonal", points=1)
