@@ -22,11 +22,11 @@ test: venv
 
 # Grade a bundled sample class and print the class table (reports in .demo/reports/).
 demo: venv
-	$(PY) -m autograder.demo
+	$(PY) -m tools.demo
 
 # Regenerate release/ (nbgrader) and solutions/ (executed answer keys) from assignments/.
 release: venv
-	$(PY) -m autograder.release
+	$(PY) -m tools.release
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -8,7 +8,7 @@ import os
 from nbgrader.converters import GenerateAssignment
 from nbgrader.preprocessors import ClearSolutions
 
-from autograder.release import ClearSolutionsPerNotebook
+from autograder.nbgrader.stubs import ClearSolutionsPerNotebook
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
 

@@ -2,7 +2,7 @@
 
 The graders' ground truth. One module per assignment part; each part module is
 self-contained so it can be injected alone into a submission graded on
-another part.
+another part (which names each part defines: autograder.assignment.PARTS).
 """
 
 from .examples import CAT_SAT_DOWN_KEYS, CAT_SAT_DOWN_QUERIES, CAT_SAT_DOWN_TOKENS
@@ -19,25 +19,11 @@ from .scaling import (
 )
 from .timing import fit_power_law, score_grid_bytes, time_attention, time_call
 
-# The names a submission defines, by part (SPEC.md).
-PARTS: dict[str, tuple[str, ...]] = {
-    "masks": ("causal_average", "causal_mask", "padding_mask", "apply_mask", "combine_masks"),
-    "scaling": (
-        "attention_scores",
-        "attention_weights",
-        "scaled_dot_product_attention",
-        "dot_product_spread",
-        "softmax_entropy",
-    ),
-    "heads": ("split_heads", "merge_heads", "CausalSelfAttention"),
-    "positions": ("sinusoidal_encoding", "position_similarity", "add_positions", "is_permutation_equivariant"),
-    "timing": ("score_grid_bytes", "time_call", "time_attention", "fit_power_law"),
-}
-
-__all__ = [name for names in PARTS.values() for name in names] + [
-    "PARTS",
-    "materialized_attention",
-    "CAT_SAT_DOWN_TOKENS",
-    "CAT_SAT_DOWN_QUERIES",
-    "CAT_SAT_DOWN_KEYS",
+__all__ = [
+    "causal_average", "causal_mask", "padding_mask", "apply_mask", "combine_masks",
+    "attention_scores", "attention_weights", "scaled_dot_product_attention", "dot_product_spread", "softmax_entropy",
+    "split_heads", "merge_heads", "CausalSelfAttention",
+    "sinusoidal_encoding", "position_similarity", "add_positions", "is_permutation_equivariant",
+    "score_grid_bytes", "time_call", "time_attention", "fit_power_law",
+    "materialized_attention", "CAT_SAT_DOWN_TOKENS", "CAT_SAT_DOWN_QUERIES", "CAT_SAT_DOWN_KEYS",
 ]

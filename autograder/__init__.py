@@ -1,0 +1,19 @@
+"""Hidden graders and the grading engine for the attention assignment.
+
+One submission's way from the command line to results.json:
+
+    cli.py                 parses `grade PATH... --out DIR`, then calls core.batch
+    core/submission.py     reads each submission as data (no link followed, sizes bounded): cells to run
+    core/batch.py          keeps unchanged earlier results; sends the rest to a pool of workers
+    core/worker.py         a worker process: one zygote, one pytest session, many submissions
+      isolation/zygote.py    forks one confined sandbox per part (confinement.py: namespaces, an
+                             allow-list file system from policy.py, cgroups.py, seccomp.py, rlimits)
+      core/session.py        runs the graders/test_<part>.py items for the submission (plugin.py:
+                             fixtures, one CheckResult per check); each check talks to the sandbox
+                             through isolation/proxy.py (Student) -> wire.py -> isolation/server.py
+    core/results.py        GradedSubmission: the one results model, back to the batch as JSON
+    reports/               results.json (Gradescope), feedback.html, grades.csv, the class table
+    nbgrader/              --nbgrader: the course, scores into its gradebook, grade cells, release stubs
+
+`assignment.py` holds the assignment's facts (parts, names, notebooks, cell ids) once.
+"""

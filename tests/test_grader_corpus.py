@@ -1,7 +1,7 @@
 """The graders proven on known submissions, through the command line a course would use.
 
 Every valid variant must score full marks; every buggy one must lose points in
-its own part only, with its MISTAKES.md hint in the feedback; an all-stubs
+its own part only, with its docs/mistakes.md hint in the feedback; an all-stubs
 submission scores 0 everywhere without a grader error; a submission with one
 part done gets full marks on that part alone.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.demo import stubbed
+from tools.demo import stubbed
 
 CORPUS = Path(__file__).parent / "corpus"
 PARTS = ("masks", "scaling", "heads", "positions", "timing")
@@ -36,6 +36,14 @@ def _header(path: Path) -> dict[str, str]:
 VARIANTS = sorted((CORPUS / "valid").glob("*.py")) + sorted((CORPUS / "buggy").glob("*.py"))
 
 
+def variant_module(base: str, patch: str) -> str:
+    """base.py, then the patch, as one module; a patch's `from __future__` imports move to the top,
+    the only place Python allows them."""
+    futures = [line for line in patch.splitlines() if line.startswith("from __future__ import")]
+    rest = "\n".join(line for line in patch.splitlines() if line not in futures)
+    return "\n".join(futures + [base, "", rest])
+
+
 @pytest.fixture(scope="session")
 def graded(tmp_path_factory) -> dict[str, dict]:
     """Grade the whole corpus in one run of the grader's command line."""
@@ -43,7 +51,7 @@ def graded(tmp_path_factory) -> dict[str, dict]:
     base = (CORPUS / "base.py").read_text()
     (folder / "base.py").write_text(base)
     for variant in VARIANTS:
-        (folder / f"{variant.parent.name}__{variant.stem}.py").write_text(base + "\n\n" + variant.read_text())
+        (folder / f"{variant.parent.name}__{variant.stem}.py").write_text(variant_module(base, variant.read_text()))
     (folder / "all_stubs.py").write_text(stubbed(base))
     masks_names = {"causal_average", "causal_mask", "padding_mask", "apply_mask", "combine_masks"}
     (folder / "only_masks.py").write_text(stubbed(base, keep=frozenset(masks_names)))

@@ -9,8 +9,8 @@ from typing import Any
 import torch
 
 import attention_ref as ref
-from autograder.checks import as_tensor, check, expect, expect_close, fail, tolerance
-from autograder.student import StudentError
+from autograder.core.checks import describe, draw, as_tensor, check, expect, expect_close, fail, tolerance
+from autograder.isolation.proxy import StudentError
 
 PART = "heads"
 
@@ -21,27 +21,25 @@ STRIDED_HEADS = "heads own contiguous feature blocks"
 QKV_ORDER = "[q | k | v], each d_model wide"
 LAYOUT = "follow the module layout"
 D_MODEL_SCALE = "scale by the head dimension"
+ON_DEVICE = "create masks on the input's device"
 # The contract's parameters, shapes in units of d_model.
 LAYOUT_SHAPES = {"qkv.weight": (3, 1), "qkv.bias": (3,), "proj.weight": (1, 1), "proj.bias": (1,)}
 
 
-def _sizes(gen: torch.Generator, low: int, high: int, n: int) -> list[int]:
-    return torch.randint(low, high + 1, (n,), generator=gen).tolist()
-
 
 def _head_sizes(gen: torch.Generator) -> tuple[int, int, int, int]:
     """(B, T, H, dh) with B, H, T >= 2 and T != dh, so that mixed-up axes show."""
-    B, H, dh, T = _sizes(gen, 2, 3, 1) + _sizes(gen, 2, 4, 1) + _sizes(gen, 3, 6, 1) + _sizes(gen, 5, 9, 1)
+    B, H, dh, T = draw(gen, 2, 3, 1) + draw(gen, 2, 4, 1) + draw(gen, 3, 6, 1) + draw(gen, 5, 9, 1)
     return B, T + (T == dh), H, dh
 
 
 def _module_sizes(gen: torch.Generator) -> tuple[int, int, int, int]:
     """(B, T, H, D) for the module: B, H >= 2, T not the head size."""
-    B, H, T = 2, _sizes(gen, 3, 4, 1)[0], _sizes(gen, 5, 9, 1)[0]
+    B, H, T = 2, draw(gen, 3, 4, 1)[0], draw(gen, 5, 9, 1)[0]
     return B, T, H, 48
 
 
-def _call(student, checked: str, target: Any, *args: Any, inspect: bool = False) -> Any:
+def _call_naming_view(student, checked: str, target: Any, *args: Any, inspect: bool = False) -> Any:
     """student.call (or call_and_inspect), naming the mistake when `.view` meets a non-contiguous tensor."""
     try:
         return student.call_and_inspect(target, *args) if inspect else student.call(target, *args)
@@ -156,21 +154,23 @@ def _contract_state(gen: torch.Generator, D: int, scale: float) -> dict[str, tor
     return {name: torch.randn(shape, generator=gen) * scale for name, shape in _contract_shapes(D).items()}
 
 
-def _load(student, handle: Any, state: dict[str, torch.Tensor], checked: str) -> None:
+def _load(student, handle: Any, values: dict[str, torch.Tensor], checked: str) -> None:
+    """Fill the module's parameters with `values`; its buffers (a registered mask) are left alone."""
     try:
-        student.method(handle, "load_state_dict", state)
+        student.method(handle, "load_parameters", values)
     except StudentError as exc:
         if exc.kind != "exception":
             raise
-        fail(checked, f"a module that loads parameters {', '.join(LAYOUT_SHAPES)}",
-             f"load_state_dict raised {exc.type}: {exc.message[:300]}", LAYOUT)
+        fail(checked, f"a module whose parameters are exactly {', '.join(f'{n} {tuple(v.shape)}' for n, v in values.items())}",
+             f"{exc.type}: {exc.message[:300]}", f"{LAYOUT} (qkv = nn.Linear(d_model, 3 * d_model), "
+             "proj = nn.Linear(d_model, d_model), both with bias, no other parameters; buffers are fine)")
 
 
 def _contract_module(student, gen: torch.Generator, D: int, H: int, scale: float):
     """The student's module holding the same random weights as a reference module."""
     state = _contract_state(gen, D, scale)
     handle = student.construct("CausalSelfAttention", D, H)
-    _load(student, handle, state, f"CausalSelfAttention({D}, {H}).load_state_dict(the reference's weights)")
+    _load(student, handle, state, f"CausalSelfAttention({D}, {H}) with the reference's weights loaded")
     reference = ref.CausalSelfAttention(D, H)
     reference.load_state_dict(state)
     return handle, state, reference
@@ -180,14 +180,9 @@ def _own_module(student, gen: torch.Generator, D: int, H: int):
     """The student's module with its own parameter names, refilled with large random weights from `gen`."""
     checked = f"CausalSelfAttention({D}, {H}) with random weights in its own parameters"
     handle = student.construct("CausalSelfAttention", D, H)
-    names = _parameter_shapes(student, handle, checked)
-    state = student.method(handle, "state_dict")
-    if type(state) is not dict or not all(type(v) is torch.Tensor for v in state.values()):
-        fail(checked, "a state_dict of tensors", str(type(state).__name__), LAYOUT)
+    shapes = _parameter_shapes(student, handle, checked)
     scale = 1.5 / math.sqrt(D)
-    new = {k: (torch.randn(v.shape, generator=gen) * scale).to(v.dtype) if k in names and v.is_floating_point() else v
-           for k, v in state.items()}
-    _load(student, handle, new, checked)
+    _load(student, handle, {name: torch.randn(shape, generator=gen) * scale for name, shape in shapes.items()}, checked)
     return handle
 
 
@@ -200,24 +195,24 @@ def _parameter_shapes(student, handle: Any, checked: str) -> dict[str, tuple[int
 
 
 def _forward(student, handle: Any, x: torch.Tensor, H: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(output, weights) of the module on x, each checked for its shape."""
+    """(output, weights) of the module on x, each checked for its shape (and device, off the CPU)."""
     B, T, D = x.shape
-    call = f"CausalSelfAttention({D}, {H})(x {tuple(x.shape)})"
-    got = _call(student, call, handle, x)
+    call = f"CausalSelfAttention({D}, {H})(x {tuple(x.shape)} on {x.device.type})"
+    try:
+        got = _call_naming_view(student, call, handle, x)
+    except StudentError as exc:
+        if x.device.type != "cpu" and exc.kind == "exception" and "device" in exc.message:
+            fail(call, f"a result on {x.device.type}", exc.explain(), ON_DEVICE)
+        raise
     if type(got) not in (tuple, list) or len(got) != 2:
-        fail(call, "a tuple (output (B, T, D), weights (B, H, T, T))", _describe(got),
+        fail(call, "a tuple (output (B, T, D), weights (B, H, T, T))", describe(got),
              "return both: (self.proj(merged heads), the attention weights)")
-    out = as_tensor(got[0], f"the output of {call}", shape=(B, T, D))
-    weights = as_tensor(got[1], f"the attention weights of {call}", shape=(B, H, T, T))
-    return out, weights
+    out = as_tensor(got[0], f"the output of {call}", shape=(B, T, D), device=x.device, device_hint=ON_DEVICE)
+    weights = as_tensor(got[1], f"the attention weights of {call}", shape=(B, H, T, T), device=x.device,
+                        device_hint=ON_DEVICE)
+    return out.cpu(), weights.cpu()
 
 
-def _describe(value: Any) -> str:
-    if type(value) is torch.Tensor:
-        return f"a single tensor of shape {tuple(value.shape)}"
-    if type(value) in (tuple, list):
-        return f"a {type(value).__name__} of {len(value)} items"
-    return str(value)[:80]
 
 
 # ---------------------------------------------------------------- split_heads and merge_heads
@@ -234,7 +229,7 @@ def test_split_heads_shape(student, gen):
     B, T, H, dh = _head_sizes(gen)
     x = torch.randn(B, T, H * dh, generator=gen)
     checked = f"split_heads(x {tuple(x.shape)}, n_heads={H})"
-    got = as_tensor(_call(student, checked, "split_heads", x, H), checked)
+    got = as_tensor(_call_naming_view(student, checked, "split_heads", x, H), checked)
     hint = SPLIT_NO_TRANSPOSE if tuple(got.shape) == (B, T, H, dh) else None
     expect(tuple(got.shape) == (B, H, T, dh), checked, f"shape {(B, H, T, dh)}", f"shape {tuple(got.shape)}", hint)
 
@@ -244,7 +239,7 @@ def test_split_heads_values(student, gen, device):
     B, T, H, dh = _head_sizes(gen)
     x = torch.randn(B, T, H * dh, generator=gen)
     checked = f"split_heads(x {tuple(x.shape)}, n_heads={H})"
-    got = as_tensor(_call(student, checked, "split_heads", x.to(device), H), checked, dtype=x.dtype, device=device)
+    got = as_tensor(_call_naming_view(student, checked, "split_heads", x.to(device), H), checked, dtype=x.dtype, device=device)
     expect_close(got, ref.split_heads(x, H), checked, device=device, candidates=_split_candidates(x, H),
                  hint=_rearrangement_hint(got, x, f"{SPLIT_NO_TRANSPOSE}: head h holds features h*dh:(h+1)*dh"))
 
@@ -254,7 +249,7 @@ def test_merge_heads_values(student, gen, device):
     B, T, H, dh = _head_sizes(gen)
     y = torch.randn(B, H, T, dh, generator=gen)
     checked = f"merge_heads(x {tuple(y.shape)})"
-    got = as_tensor(_call(student, checked, "merge_heads", y.to(device)), checked, dtype=y.dtype, device=device)
+    got = as_tensor(_call_naming_view(student, checked, "merge_heads", y.to(device)), checked, dtype=y.dtype, device=device)
     expect_close(got, ref.merge_heads(y), checked, device=device, candidates=_merge_candidates(y),
                  hint=_rearrangement_hint(got, y, f"{MERGE_NO_TRANSPOSE}: token t holds head h at h*dh:(h+1)*dh"))
 
@@ -264,8 +259,8 @@ def test_split_merge_round_trip(student, gen, device):
     B, T, H, dh = _head_sizes(gen)
     x = torch.randn(B, T, H * dh, generator=gen)
     checked = f"merge_heads(split_heads(x {tuple(x.shape)}, n_heads={H}))"
-    split = as_tensor(_call(student, checked, "split_heads", x.to(device), H), checked, device=device)
-    merged = _call(student, checked, "merge_heads", split)
+    split = as_tensor(_call_naming_view(student, checked, "split_heads", x.to(device), H), checked, device=device)
+    merged = _call_naming_view(student, checked, "merge_heads", split)
     merged = as_tensor(merged, checked, shape=tuple(x.shape), device=device).cpu()
     if torch.equal(merged, x):
         return
@@ -284,7 +279,7 @@ def test_split_merge_round_trip(student, gen, device):
 
 @check("split_heads and CausalSelfAttention: D not divisible by n_heads raises ValueError", points=1)
 def test_indivisible_raises(student, gen):
-    H, dh = _sizes(gen, 3, 4, 1)[0], _sizes(gen, 3, 6, 1)[0]
+    H, dh = draw(gen, 3, 4, 1)[0], draw(gen, 3, 6, 1)[0]
     D = H * dh + 1
     x = torch.randn(2, 5, D, generator=gen)
     hint = (f"check that the feature size is divisible by n_heads ({D} % {H} = {D % H}) before reshaping, "
@@ -300,7 +295,7 @@ def test_indivisible_raises(student, gen):
             expect(exc.type == "ValueError" and exc.message.strip() != "", checked,
                    "ValueError with a message that names the problem", f"{exc.type}: {exc.message[:120]!r}", hint)
             continue
-        fail(checked, "ValueError with a message that names the problem", f"no error ({_describe(got)})", hint)
+        fail(checked, "ValueError with a message that names the problem", f"no error ({describe(got)})", hint)
 
 
 # ---------------------------------------------------------------- CausalSelfAttention
@@ -335,27 +330,29 @@ def test_module_shapes(student, gen):
                "dtype torch.float32", f"dtype {got.dtype}")
 
 
-def _compare_with_reference(student, gen, weight_scale: float, which: int, what: str, loaded: str) -> None:
+def _compare_with_reference(student, gen, device: str, weight_scale: float, which: int, what: str, loaded: str) -> None:
     """Load the same random weights into the submission's module and the reference, compare
-    output (which=0) or attention weights (which=1), and name the mistake when they differ."""
+    output (which=0) or attention weights (which=1) on `device`, and name the mistake when they differ."""
     B, T, H, D = _module_sizes(gen)
     handle, state, reference = _contract_module(student, gen, D, H, weight_scale / math.sqrt(D))
+    if device != "cpu":
+        student.method(handle, "to", device)
     x = torch.randn(B, T, D, generator=gen)
-    got = _forward(student, handle, x, H)
+    got = _forward(student, handle, x.to(device), H)
     with torch.no_grad():
         want = reference(x)[which]
-    expect_close(got[which], want, f"the {what} of CausalSelfAttention({D}, {H})(x {tuple(x.shape)}), {loaded}",
-                 hint=_module_hint(*got, x, state, H))
+    expect_close(got[which], want, f"the {what} of CausalSelfAttention({D}, {H})(x {tuple(x.shape)}) on {device}, "
+                 f"{loaded}", hint=_module_hint(*got, x, state, H), device=device)
 
 
 @check("CausalSelfAttention: output matches the reference with the same weights", points=3)
-def test_module_output(student, gen):
-    _compare_with_reference(student, gen, 0.6, 0, "output", "reference weights loaded")
+def test_module_output(student, gen, device):
+    _compare_with_reference(student, gen, device, 0.6, 0, "output", "reference weights loaded")
 
 
 @check("CausalSelfAttention: attention weights match the reference (large weights)", points=2)
-def test_module_weights(student, gen):
-    _compare_with_reference(student, gen, 1.5, 1, "attention weights", "large reference weights loaded")
+def test_module_weights(student, gen, device):
+    _compare_with_reference(student, gen, device, 1.5, 1, "attention weights", "large reference weights loaded")
 
 
 @check("CausalSelfAttention: weights rows sum to 1, exactly 0 above the diagonal", points=1)
@@ -387,7 +384,7 @@ def test_module_weights_properties(student, gen):
 def test_module_causality(student, gen):
     B, T, H, D = _module_sizes(gen)
     handle = _own_module(student, gen, D, H)
-    cut = _sizes(gen, 1, T - 3, 1)[0]  # tokens 0..cut stay, the later ones change
+    cut = draw(gen, 1, T - 3, 1)[0]  # tokens 0..cut stay, the later ones change
     x = torch.randn(B, T, D, generator=gen)
     changed = x.clone()
     changed[:, cut + 1:] = torch.randn(B, T - cut - 1, D, generator=gen) * 3
@@ -401,7 +398,7 @@ def test_module_causality(student, gen):
     if not bool(out.isfinite().all() and weights.isfinite().all()):
         hint = "the outputs hold NaN or inf"
     elif _parameter_shapes(student, handle, "the module's parameters") == _contract_shapes(D):
-        state = student.method(handle, "state_dict")  # same weights through known wrong versions: name the mistake
+        state = student.method(handle, "parameters")  # same weights through known wrong versions: name the mistake
         if type(state) is dict and all(type(state.get(n)) is torch.Tensor for n in LAYOUT_SHAPES):
             hint = _module_hint(out, weights, x, state, H)
             hint = None if hint == MODULE_STEPS else hint
@@ -422,7 +419,7 @@ def test_inputs_unchanged(student, gen):
              (f"CausalSelfAttention({D}, {H})(x {tuple(xm.shape)})", None, (xm,)))
     for checked, name, args in calls:
         target = name or student.construct("CausalSelfAttention", D, H)
-        _, after = _call(student, checked, target, *args, inspect=True)
+        _, after = _call_naming_view(student, checked, target, *args, inspect=True)
         expect(type(after) is list and type(after[0]) is torch.Tensor and torch.equal(after[0], args[0]),
                f"the input passed to {checked}, after the call", "unchanged", "changed in place",
                "don't modify inputs (no in-place operations such as x += ..., add_ or masked_fill_ on x)")

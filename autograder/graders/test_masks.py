@@ -5,13 +5,11 @@ from __future__ import annotations
 import torch
 
 import attention_ref as ref
-from autograder.checks import as_tensor, check, expect, expect_close, fail
+from autograder.core.checks import draw, as_tensor, check, expect, expect_close, fail
 
 PART = "masks"
+ON_DEVICE = "create masks on the input's device"
 
-
-def _sizes(gen: torch.Generator, low: int, high: int, n: int) -> list[int]:
-    return torch.randint(low, high + 1, (n,), generator=gen).tolist()
 
 
 def _mask_hint(got: torch.Tensor) -> str | None:
@@ -38,14 +36,14 @@ def _average_hint(got: torch.Tensor) -> str:
 
 @check("causal_average: row i averages tokens 0..i", points=2)
 def test_causal_average_values(student, gen):
-    (T,) = _sizes(gen, 5, 9, 1)
+    (T,) = draw(gen, 5, 9, 1)
     got = as_tensor(student.call("causal_average", T), f"causal_average({T})", shape=(T, T))
     expect_close(got, ref.causal_average(T), f"causal_average({T})", hint=_average_hint(got))
 
 
 @check("causal_average: rows sum to 1, nothing above the diagonal", points=1)
 def test_causal_average_properties(student, gen):
-    (T,) = _sizes(gen, 4, 8, 1)
+    (T,) = draw(gen, 4, 8, 1)
     got = as_tensor(student.call("causal_average", T), f"causal_average({T})", shape=(T, T), dtype=torch.float32)
     sums = got.sum(dim=-1)
     expect(torch.allclose(sums, torch.ones(T), atol=1e-5), f"causal_average({T}).sum(dim=-1)",
@@ -57,7 +55,7 @@ def test_causal_average_properties(student, gen):
 
 @check("causal_mask: a token may attend to itself", points=1)
 def test_causal_mask_diagonal(student, gen):
-    (T,) = _sizes(gen, 4, 9, 1)
+    (T,) = draw(gen, 4, 9, 1)
     got = as_tensor(student.call("causal_mask", T), f"causal_mask({T})", shape=(T, T), dtype=torch.bool)
     expect(bool(got.diagonal().all()), f"causal_mask({T}).diagonal()", "all True",
            f"{got.diagonal().tolist()}", "a token may attend to itself")
@@ -65,7 +63,7 @@ def test_causal_mask_diagonal(student, gen):
 
 @check("causal_mask: no weight above the diagonal", points=1)
 def test_causal_mask_future_blocked(student, gen):
-    (T,) = _sizes(gen, 4, 9, 1)
+    (T,) = draw(gen, 4, 9, 1)
     got = as_tensor(student.call("causal_mask", T), f"causal_mask({T})", shape=(T, T), dtype=torch.bool)
     leaks = got.triu(1)
     if leaks.any():
@@ -76,9 +74,9 @@ def test_causal_mask_future_blocked(student, gen):
 
 @check("causal_mask: values match the reference", points=1)
 def test_causal_mask_values(student, gen, device):
-    (T,) = _sizes(gen, 3, 9, 1)
+    (T,) = draw(gen, 3, 9, 1)
     got = as_tensor(student.call("causal_mask", T, device=device), f"causal_mask({T}, device={device!r})",
-                    shape=(T, T), dtype=torch.bool, device=device)
+                    shape=(T, T), dtype=torch.bool, device=device, device_hint=ON_DEVICE)
     want = ref.causal_mask(T)
     if not torch.equal(got.cpu(), want):
         i, j = (int(x) for x in (got.cpu() != want).nonzero()[0])
@@ -87,7 +85,7 @@ def test_causal_mask_values(student, gen, device):
 
 @check("causal_mask: top-left alignment when T_q != T_k", points=2)
 def test_causal_mask_rectangular(student, gen):
-    short, long = sorted(_sizes(gen, 3, 9, 2))
+    short, long = sorted(draw(gen, 3, 9, 2))
     long += 2
     for T_q, T_k in ((short, long), (long, short)):
         got = as_tensor(student.call("causal_mask", T_q, T_k), f"causal_mask({T_q}, {T_k})",
@@ -101,9 +99,9 @@ def test_causal_mask_rectangular(student, gen):
 
 @check("causal_mask: created on the requested device", points=1)
 def test_causal_mask_device(student, gen, device):
-    (T,) = _sizes(gen, 3, 6, 1)
+    (T,) = draw(gen, 3, 6, 1)
     as_tensor(student.call("causal_mask", T, T + 1, device=device), f"causal_mask({T}, {T + 1}, device={device!r})",
-              shape=(T, T + 1), device=device)
+              shape=(T, T + 1), device=device, device_hint=ON_DEVICE)
 
 
 def _lengths(gen: torch.Generator, B: int, T: int) -> torch.Tensor:
@@ -115,7 +113,7 @@ def _lengths(gen: torch.Generator, B: int, T: int) -> torch.Tensor:
 
 @check("padding_mask: True exactly on the real tokens", points=2)
 def test_padding_mask_values(student, gen):
-    B, T = _sizes(gen, 2, 5, 1)[0], _sizes(gen, 5, 9, 1)[0]
+    B, T = draw(gen, 2, 5, 1)[0], draw(gen, 5, 9, 1)[0]
     lengths = _lengths(gen, B, T)
     got = student.call("padding_mask", lengths, T)
     positions = torch.arange(T)
@@ -129,12 +127,12 @@ def test_padding_mask_values(student, gen):
 def test_padding_mask_device(student, gen, device):
     lengths = _lengths(gen, 3, 6).to(device)
     as_tensor(student.call("padding_mask", lengths, 6), f"padding_mask(lengths on {device}, 6)",
-              shape=(3, 6), dtype=torch.bool, device=device)
+              shape=(3, 6), dtype=torch.bool, device=device, device_hint=ON_DEVICE)
 
 
 def _scores_and_mask(gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     B, H = 2, 3
-    T_q, T_k = _sizes(gen, 3, 6, 1)[0], _sizes(gen, 7, 9, 1)[0]
+    T_q, T_k = draw(gen, 3, 6, 1)[0], draw(gen, 7, 9, 1)[0]
     scores = torch.randn(B, H, T_q, T_k, generator=gen) * 3
     mask = torch.rand(B, H, T_q, T_k, generator=gen) < 0.6
     mask[..., 0] = True  # every query sees at least one key
@@ -167,15 +165,15 @@ def test_apply_mask_values(student, gen, device):
              _apply_mask_hint(got, scores, mask))
 
 
-@check("apply_mask: broadcasts a (T_q, T_k) mask over batch and heads", points=1)
+@check("apply_mask: broadcasts a causal (T_q, T_k) mask over batch and heads (T_q < T_k and T_q > T_k)", points=1)
 def test_apply_mask_broadcast(student, gen):
-    scores, _ = _scores_and_mask(gen)
-    mask = ref.causal_mask(scores.shape[-2], scores.shape[-1])
-    got = student.call("apply_mask", scores, mask)
-    got = as_tensor(got, "apply_mask(scores (B, H, T_q, T_k), causal mask (T_q, T_k))", shape=tuple(scores.shape))
-    expect_close(torch.softmax(got.double(), -1), torch.softmax(ref.apply_mask(scores, mask).double(), -1),
-                 "softmax of apply_mask(scores, causal_mask(T_q, T_k))",
-                 hint=_apply_mask_hint(got, scores, mask.expand_as(scores)))
+    wide, _ = _scores_and_mask(gen)
+    for scores in (wide, wide.transpose(-2, -1).contiguous()):
+        mask = ref.causal_mask(scores.shape[-2], scores.shape[-1])
+        checked = f"apply_mask(scores {tuple(scores.shape)}, causal_mask{tuple(mask.shape)})"
+        got = as_tensor(student.call("apply_mask", scores, mask), checked, shape=tuple(scores.shape))
+        expect_close(torch.softmax(got.double(), -1), torch.softmax(ref.apply_mask(scores, mask).double(), -1),
+                     f"softmax of {checked}", hint=_apply_mask_hint(got, scores, mask.expand_as(scores)))
 
 
 @check("apply_mask: does not modify its inputs", points=1)
@@ -189,27 +187,29 @@ def test_apply_mask_pure(student, gen):
 
 @check("combine_masks: shape (B, 1, T, T) and boolean", points=1)
 def test_combine_masks_shape(student, gen):
-    B, T = 3, _sizes(gen, 4, 8, 1)[0]
+    B, T = 3, draw(gen, 4, 8, 1)[0]
     got = student.call("combine_masks", ref.causal_mask(T), ref.padding_mask(_lengths(gen, B, T), T))
     as_tensor(got, f"combine_masks(causal ({T}, {T}), padding ({B}, {T}))", shape=(B, 1, T, T), dtype=torch.bool)
 
 
 @check("combine_masks: a key is allowed only if both masks allow it", points=2)
 def test_combine_masks_values(student, gen, device):
-    B, T = 3, _sizes(gen, 4, 8, 1)[0]
+    B, T = 3, draw(gen, 4, 8, 1)[0]
     causal, padding = ref.causal_mask(T), ref.padding_mask(_lengths(gen, B, T), T)
     got = student.call("combine_masks", causal.to(device), padding.to(device))
     checked = f"combine_masks(causal ({T}, {T}), padding ({B}, {T}))"
-    as_tensor(got, checked, shape=(B, 1, T, T), dtype=torch.bool, device=device)
+    as_tensor(got, checked, shape=(B, 1, T, T), dtype=torch.bool, device=device, device_hint=ON_DEVICE)
     expect_close(got, ref.combine_masks(causal, padding), checked, device=device, candidates={
         "padding hides keys (the last dimension)": causal[None, None] & padding[:, None, :, None],
         "a query may attend a key only if both masks allow it (and, not or)": causal[None, None] | padding[:, None, None, :],
+        "this contract uses True = may attend (the padding mask is True on real tokens: do not invert it)":
+            causal[None, None] & ~padding[:, None, None, :],
     })
 
 
 @check("combine_masks: changing padded keys and values leaves real outputs unchanged", points=1)
 def test_combine_masks_padding_invariance(student, gen):
-    B, T, d = 3, _sizes(gen, 5, 8, 1)[0], 4
+    B, T, d = 3, draw(gen, 5, 8, 1)[0], 4
     lengths = _lengths(gen, B, T)
     padding = ref.padding_mask(lengths, T)
     mask = as_tensor(student.call("combine_masks", ref.causal_mask(T), padding), "combine_masks(...)",

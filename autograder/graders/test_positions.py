@@ -8,8 +8,8 @@ from typing import Callable
 import torch
 
 import attention_ref as ref
-from autograder.checks import as_tensor, check, expect, expect_close, fail, tolerance
-from autograder.student import StudentError
+from autograder.core.checks import draw, as_tensor, check, expect, expect_close, fail, tolerance
+from autograder.isolation.proxy import StudentError
 
 PART = "positions"
 
@@ -29,12 +29,9 @@ IGNORED_BASE = "use the base argument: the frequencies are 1 / base^(2i/d_model)
 NOT_BOOL = "return a Python bool (bool(...) or torch.allclose give one)"
 
 
-def _sizes(gen: torch.Generator, low: int, high: int, n: int) -> list[int]:
-    return torch.randint(low, high + 1, (n,), generator=gen).tolist()
-
 
 def _even(gen: torch.Generator, low: int, high: int) -> int:
-    return 2 * _sizes(gen, low // 2, high // 2, 1)[0]
+    return 2 * draw(gen, low // 2, high // 2, 1)[0]
 
 
 # ---------------------------------------------------------------- known formulas (float64)
@@ -68,7 +65,7 @@ def _half_dim_minus_1(T: int, d: int, base: float) -> torch.Tensor | None:
 
 Formula = Callable[[int, int, float], "torch.Tensor | None"]
 
-# Each likely mistake and what it would return; the hints quote MISTAKES.md.
+# Each likely mistake and what it would return; the hints quote docs/mistakes.md.
 WRONG_FORMULAS: dict[str, Formula] = {
     "even columns are sin: PE[p, 2i] = sin, PE[p, 2i+1] = cos":
         lambda T, d, b: _interleave(_angles(T, d, b).cos(), _angles(T, d, b).sin()),
@@ -122,7 +119,7 @@ def _encoding(student, T: int, d: int, **kwargs) -> torch.Tensor:
 
 @check("sinusoidal_encoding: shape (T, d_model), float32", points=1)
 def test_encoding_shape_dtype(student, gen):
-    T, d = _sizes(gen, 5, 30, 1)[0], _even(gen, 8, 40)
+    T, d = draw(gen, 5, 30, 1)[0], _even(gen, 8, 40)
     T += T == d
     as_tensor(student.call("sinusoidal_encoding", T, d), f"sinusoidal_encoding({T}, {d})",
               shape=(T, d), dtype=torch.float32)
@@ -131,7 +128,7 @@ def test_encoding_shape_dtype(student, gen):
 @check("sinusoidal_encoding: values match the reference", points=1)
 def test_encoding_values(student, gen):
     d_long, d_wide = _even(gen, 8, 20), _even(gen, 32, 48)
-    T_long, T_wide = _sizes(gen, 24, 40, 1)[0], _sizes(gen, 10, 20, 1)[0]
+    T_long, T_wide = draw(gen, 24, 40, 1)[0], draw(gen, 10, 20, 1)[0]
     for T, d in ((T_long, d_long), (T_wide, d_wide)):  # T > d, then T < d
         got = _encoding(student, T, d)
         expect_close(got, ref.sinusoidal_encoding(T, d), f"sinusoidal_encoding({T}, {d})", hint=_diagnose(got, T, d))
@@ -139,7 +136,7 @@ def test_encoding_values(student, gen):
 
 @check("sinusoidal_encoding: PE[0] = [0, 1, 0, 1, ...] (sin 0, cos 0 pairs)", points=1)
 def test_encoding_first_row(student, gen):
-    T, d = _sizes(gen, 3, 6, 1)[0], _even(gen, 8, 24)
+    T, d = draw(gen, 3, 6, 1)[0], _even(gen, 8, 24)
     got = _encoding(student, T, d)
     want = torch.tensor([0.0, 1.0] * (d // 2))
     expect_close(got[0], want, f"sinusoidal_encoding({T}, {d})[0]",
@@ -180,19 +177,19 @@ def _expect_pair_frequency(got: torch.Tensor, T: int, d: int, i: int, fallback: 
 
 @check("sinusoidal_encoding: frequencies go by pairs (columns 2 and 3 share 1 / base^(2/d))", points=1)
 def test_encoding_second_pair(student, gen):
-    T, d = _sizes(gen, 12, 20, 1)[0], _even(gen, 8, 16)
+    T, d = draw(gen, 12, 20, 1)[0], _even(gen, 8, 16)
     _expect_pair_frequency(_encoding(student, T, d), T, d, 1, "frequencies go by pairs: pair i uses p / base^(2i/d_model)")
 
 
 @check("sinusoidal_encoding: last frequency is 1 / base^((d-2)/d)", points=1)
 def test_encoding_last_pair(student, gen):
-    T, d = _sizes(gen, 12, 20, 1)[0], _even(gen, 8, 32)
+    T, d = draw(gen, 12, 20, 1)[0], _even(gen, 8, 32)
     _expect_pair_frequency(_encoding(student, T, d), T, d, d // 2 - 1, "base^(2i/d): pair i = d_model/2 - 1 is the last")
 
 
 @check("sinusoidal_encoding: accurate at large positions (2048 and beyond)", points=1)
 def test_encoding_large_positions(student, gen):
-    T, d = _sizes(gen, 3000, 4096, 1)[0], _even(gen, 8, 32)
+    T, d = draw(gen, 3000, 4096, 1)[0], _even(gen, 8, 32)
     got = _encoding(student, T, d)
     rows = torch.cat([torch.randint(2048, T - 1, (7,), generator=gen), torch.tensor([T - 1])]).unique()
     found = _formula_of(got[:32], 32, d, 10000.0)
@@ -209,8 +206,8 @@ def test_encoding_large_positions(student, gen):
 
 @check("sinusoidal_encoding: uses its base argument", points=1)
 def test_encoding_base(student, gen):
-    T, d = _sizes(gen, 12, 16, 1)[0], _even(gen, 8, 16)
-    base = float(50 * _sizes(gen, 2, 20, 1)[0])
+    T, d = draw(gen, 12, 16, 1)[0], _even(gen, 8, 16)
+    base = float(50 * draw(gen, 2, 20, 1)[0])
     default, got = _encoding(student, T, d), _encoding(student, T, d, base=base)
     found = _formula_of(default, T, d, 10000.0)
     hint, formula = found if found is not None else (None, _contract)
@@ -229,7 +226,7 @@ def test_encoding_base(student, gen):
 
 @check("sinusoidal_encoding: odd d_model raises ValueError", points=1)
 def test_encoding_odd_d_model(student, gen):
-    T, d = _sizes(gen, 3, 9, 1)[0], 2 * _sizes(gen, 2, 8, 1)[0] + 1
+    T, d = draw(gen, 3, 9, 1)[0], 2 * draw(gen, 2, 8, 1)[0] + 1
     try:
         got = student.call("sinusoidal_encoding", T, d)
     except StudentError as error:
@@ -250,7 +247,7 @@ SIMILARITY_HINT = "cosine = dot of unit vectors: divide each position's vector b
 
 
 def _positions(gen: torch.Generator) -> torch.Tensor:
-    T, d = _sizes(gen, 5, 9, 1)[0], _sizes(gen, 10, 16, 1)[0]
+    T, d = draw(gen, 5, 9, 1)[0], draw(gen, 10, 16, 1)[0]
     return torch.randn(T, d, generator=gen) * (0.5 + 3 * torch.rand(T, 1, generator=gen))  # rows of unequal length
 
 
@@ -314,7 +311,7 @@ def _add_positions_hint(got: torch.Tensor, x: torch.Tensor) -> str:
 
 @check("add_positions: x + sinusoidal_encoding(T, D), on x's device", points=1)
 def test_add_positions_values(student, gen, device):
-    B, T, D = 2, _sizes(gen, 5, 12, 1)[0], _even(gen, 14, 24)
+    B, T, D = 2, draw(gen, 5, 12, 1)[0], _even(gen, 14, 24)
     x = torch.randn(B, T, D, generator=gen)
     checked = f"add_positions(x of shape {(B, T, D)})"
     got = as_tensor(student.call("add_positions", x.to(device)), checked, shape=(B, T, D), device=device)
@@ -325,24 +322,25 @@ def test_add_positions_values(student, gen, device):
     expect_close(got, x + ref.sinusoidal_encoding(T, D), checked, device=device, hint=_add_positions_hint(got, x))
 
 
-@check("add_positions: keeps x's dtype (float64 stays float64) and does not modify x", points=1)
+@check("add_positions: keeps x's dtype (float32 stays float32, float64 stays float64) and does not modify x", points=1)
 def test_add_positions_dtype_and_purity(student, gen, device):
-    B, T, D = 2, _sizes(gen, 5, 12, 1)[0], _even(gen, 14, 24)
-    x = torch.randn(B, T, D, generator=gen, dtype=torch.float64)
-    checked = f"add_positions(x of shape {(B, T, D)}, float64)"
-    got, (x_after,) = student.call_and_inspect("add_positions", x.to(device))
-    as_tensor(got, checked, shape=(B, T, D), device=device)
-    expect(got.dtype == torch.float64, f"{checked}.dtype", "torch.float64", str(got.dtype),
-           "convert the encoding to x's dtype: .to(device=x.device, dtype=x.dtype)")
-    expect(type(x_after) is torch.Tensor and torch.equal(x_after.cpu(), x), "the x passed to add_positions, after the call",
-           "unchanged", "changed in place", "don't modify inputs: return x + pe (not x += pe)")
+    B, T, D = 2, draw(gen, 5, 12, 1)[0], _even(gen, 14, 24)
+    for dtype in (torch.float32, torch.float64):
+        x = torch.randn(B, T, D, generator=gen, dtype=dtype)
+        checked = f"add_positions(x of shape {(B, T, D)}, {str(dtype).removeprefix('torch.')})"
+        got, (x_after,) = student.call_and_inspect("add_positions", x.to(device))
+        as_tensor(got, checked, shape=(B, T, D), device=device)
+        expect(got.dtype == dtype, f"{checked}.dtype", str(dtype), str(got.dtype),
+               "convert the encoding to x's dtype: .to(device=x.device, dtype=x.dtype)")
+        expect(type(x_after) is torch.Tensor and torch.equal(x_after.cpu(), x), "the x passed to add_positions, after the call",
+               "unchanged", "changed in place", "don't modify inputs: return x + pe (not x += pe)")
 
 
 # ---------------------------------------------------------------- is_permutation_equivariant
 
 def _shuffle(gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """Tokens x (B, T, D) with B < T != D, and a permutation that is neither the identity nor its own inverse."""
-    B, T, D = 2, _sizes(gen, 5, 8, 1)[0], _sizes(gen, 9, 12, 1)[0]
+    B, T, D = 2, draw(gen, 5, 8, 1)[0], draw(gen, 9, 12, 1)[0]
     x = torch.randn(B, T, D, generator=gen)
     perm = torch.randperm(T, generator=gen)
     while torch.equal(perm[perm], torch.arange(T)):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.checks import check, expect
+from autograder.core.checks import check, expect
 from autograder.graders.quiz_key import ANSWERS
-from autograder.student import StudentError
+from autograder.isolation.proxy import StudentError
 
 PART = "quiz"
 

@@ -9,9 +9,8 @@ import torch
 import torch.nn.functional as F
 
 import attention_ref as ref
-from autograder.checks import ROW_SUM_TOLERANCE, as_tensor, check, expect, expect_close, fail, tolerance
-from autograder.student import StudentError
-from autograder.wire import Opaque
+from autograder.core.checks import describe, ROW_SUM_TOLERANCE, as_tensor, check, expect, expect_close, fail, tolerance
+from autograder.isolation.proxy import StudentError
 
 PART = "scaling"
 
@@ -24,15 +23,19 @@ BATCHED = ("batched inputs fail while smaller ones work: k.T, k.t(), k.transpose
 NOT_NEG_INF = "use -inf (or -1e9) for masked scores so their weight is exactly 0"
 
 
-def _sizes(gen: torch.Generator) -> tuple[int, int, int, int, int]:
-    """B, H >= 2 and T_q, T_k, d all different, so that every axis mix-up shows."""
+def _attention_sizes(gen: torch.Generator, more_keys: bool | None = None) -> tuple[int, int, int, int, int]:
+    """B, H >= 2 and T_q, T_k, d all different, so that every axis mix-up shows; T_q < T_k when
+    `more_keys`, T_q > T_k when not, either at random when None (causal checks try both)."""
     short, long, d = (int(torch.randint(low, high + 1, (1,), generator=gen)) for low, high in ((3, 6), (7, 9), (10, 14)))
-    T_q, T_k = (short, long) if torch.rand(1, generator=gen).item() < 0.5 else (long, short)
+    if more_keys is None:
+        more_keys = torch.rand(1, generator=gen).item() < 0.5
+    T_q, T_k = (short, long) if more_keys else (long, short)
     return 2, 3, T_q, T_k, d
 
 
-def _qkv(gen: torch.Generator, *batch: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int, int]:
-    B, H, T_q, T_k, d = _sizes(gen)
+def _qkv(gen: torch.Generator, *batch: int, more_keys: bool | None = None
+         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int, int]:
+    B, H, T_q, T_k, d = _attention_sizes(gen, more_keys)
     lead = (B, H)[: len(batch)] if batch else (B, H)
     q = torch.randn(*lead, T_q, d, generator=gen)
     k = torch.randn(*lead, T_k, d, generator=gen)
@@ -40,7 +43,7 @@ def _qkv(gen: torch.Generator, *batch: int) -> tuple[torch.Tensor, torch.Tensor,
     return q, k, v, T_q, T_k
 
 
-def _call(student, checked: str, name: str, *args: Any, inspect: bool = False) -> Any:
+def _call_naming_batch(student, checked: str, name: str, *args: Any, inspect: bool = False) -> Any:
     """student.call (or call_and_inspect), naming the mistake when only the batched form of the call fails."""
     try:
         return student.call_and_inspect(name, *args) if inspect else student.call(name, *args)
@@ -61,19 +64,11 @@ def _works_with_fewer_batch_axes(student, name: str, args: tuple) -> bool:
     return False
 
 
-def _describe(value: Any) -> str:
-    if type(value) is torch.Tensor:
-        return f"a single tensor of shape {tuple(value.shape)}"
-    if type(value) in (tuple, list):
-        return f"a {type(value).__name__} of {len(value)} items"
-    if type(value) is Opaque:
-        return str(value)
-    return f"{type(value).__name__} {str(value)[:60]}"
 
 
 def _pair(got: Any, checked: str) -> tuple[Any, Any]:
     if type(got) not in (tuple, list) or len(got) != 2:
-        fail(checked, "a tuple (output, weights)", _describe(got), "return both: `return weights @ v, weights`")
+        fail(checked, "a tuple (output, weights)", describe(got), "return both: `return weights @ v, weights`")
     return got[0], got[1]
 
 
@@ -156,7 +151,7 @@ def _expect_blocked(weights: torch.Tensor, mask: torch.Tensor, checked: str) -> 
 def _sdpa(student, device: str, q, k, v, mask, checked: str) -> tuple[torch.Tensor, torch.Tensor]:
     """The submission's (output, weights), checked for type, shape, dtype and device."""
     args = (q, k, v) if mask is None else (q, k, v, mask)
-    out, weights = _pair(_call(student, checked, "scaled_dot_product_attention", *(a.to(device) for a in args)), checked)
+    out, weights = _pair(_call_naming_batch(student, checked, "scaled_dot_product_attention", *(a.to(device) for a in args)), checked)
     weights = as_tensor(weights, f"{checked}: the weights", shape=(*q.shape[:-1], k.shape[-2]),
                         dtype=torch.float32, device=device)
     out = as_tensor(out, f"{checked}: the output", shape=(*q.shape[:-1], v.shape[-1]), dtype=torch.float32, device=device)
@@ -167,7 +162,7 @@ def _sdpa(student, device: str, q, k, v, mask, checked: str) -> tuple[torch.Tens
 
 def _expect_scores(student, device: str, q: torch.Tensor, k: torch.Tensor) -> None:
     checked = f"attention_scores(q {tuple(q.shape)}, k {tuple(k.shape)})"
-    got = as_tensor(_call(student, checked, "attention_scores", q.to(device), k.to(device)), checked,
+    got = as_tensor(_call_naming_batch(student, checked, "attention_scores", q.to(device), k.to(device)), checked,
                     shape=(*q.shape[:-1], k.shape[-2]), dtype=torch.float32, device=device)
     expect_close(got, ref.attention_scores(q.double(), k.double()), checked, device=device,
                  candidates=_score_candidates(q, k))
@@ -189,7 +184,7 @@ def test_scores_4d(student, gen, device):
 
 @check("attention_weights: masked row softmax matches the reference", points=2)
 def test_weights_values(student, gen, device):
-    B, H, T_q, T_k, _ = _sizes(gen)
+    B, H, T_q, T_k, _ = _attention_sizes(gen)
     scores = torch.randn(B, H, T_q, T_k, generator=gen) * 3
     mask = torch.rand(B, 1, T_q, T_k, generator=gen) < 0.6
     mask[..., 0] = True  # every query sees at least one key
@@ -202,28 +197,29 @@ def test_weights_values(student, gen, device):
                      candidates=_weight_candidates(scores, m))
 
 
-@check("attention_weights: each row sums to 1, exactly 0 where masked (causal, T_q != T_k)", points=1)
+@check("attention_weights: each row sums to 1, exactly 0 where masked (causal, T_q < T_k and T_q > T_k)", points=1)
 def test_weights_rows(student, gen, device):
-    B, _, T_q, T_k, _ = _sizes(gen)
-    scores = torch.randn(B, T_q, T_k, generator=gen) * 3
-    mask = ref.causal_mask(T_q, T_k)
-    checked = f"attention_weights(scores {tuple(scores.shape)}, causal_mask({T_q}, {T_k}))"
-    got = as_tensor(student.call("attention_weights", scores.to(device), mask.to(device)), checked,
-                    shape=(B, T_q, T_k), dtype=torch.float32, device=device)
-    hint = _which(got, _weight_candidates(scores, mask), device)
-    rows, columns = got.cpu().double().sum(dim=-1), got.cpu().double().sum(dim=-2)
-    if hint is None and torch.allclose(columns, torch.ones_like(columns), atol=ROW_SUM_TOLERANCE):
-        hint = DIM
-    expect(bool(((rows - 1).abs() <= ROW_SUM_TOLERANCE).all()), f"{checked}.sum(dim=-1)", "every row sums to 1",
-           f"row sums {[round(x, 4) for x in rows[0, :4].tolist()]}...", hint)
-    leaked = got.cpu()[~mask.expand_as(got)]
-    expect(bool((leaked == 0).all()), f"{checked} where the mask is False", "exactly 0",
-           f"largest {leaked.abs().max().item():.3g}", hint or NOT_NEG_INF)
+    for more_keys in (True, False):
+        B, _, T_q, T_k, _ = _attention_sizes(gen, more_keys)
+        scores = torch.randn(B, T_q, T_k, generator=gen) * 3
+        mask = ref.causal_mask(T_q, T_k)
+        checked = f"attention_weights(scores {tuple(scores.shape)}, causal_mask({T_q}, {T_k}))"
+        got = as_tensor(student.call("attention_weights", scores.to(device), mask.to(device)), checked,
+                        shape=(B, T_q, T_k), dtype=torch.float32, device=device)
+        hint = _which(got, _weight_candidates(scores, mask), device)
+        rows, columns = got.cpu().double().sum(dim=-1), got.cpu().double().sum(dim=-2)
+        if hint is None and torch.allclose(columns, torch.ones_like(columns), atol=ROW_SUM_TOLERANCE):
+            hint = DIM
+        expect(bool(((rows - 1).abs() <= ROW_SUM_TOLERANCE).all()), f"{checked}.sum(dim=-1)", "every row sums to 1",
+               f"row sums {[round(x, 4) for x in rows[0, :4].tolist()]}...", hint)
+        leaked = got.cpu()[~mask.expand_as(got)]
+        expect(bool((leaked == 0).all()), f"{checked} where the mask is False", "exactly 0",
+               f"largest {leaked.abs().max().item():.3g}", hint or NOT_NEG_INF)
 
 
 @check("attention_weights: stable for large scores (> 100)", points=1)
 def test_weights_large(student, gen, device):
-    B, H, T_q, T_k, _ = _sizes(gen)
+    B, H, T_q, T_k, _ = _attention_sizes(gen)
     scores = torch.randn(B, H, T_q, T_k, generator=gen) * 3
     shift = round(100 + 50 * torch.rand(1, generator=gen).item(), 1)
     checked = f"attention_weights(scores + {shift}) for scores {tuple(scores.shape)} of spread 3"
@@ -242,10 +238,12 @@ def test_weights_large(student, gen, device):
 @check("scaled_dot_product_attention: output and weights match the reference (3-D, 4-D, masks)", points=3)
 def test_sdpa_values(student, gen, device):
     q3, k3, v3, _, _ = _qkv(gen, 1)
-    q, k, v, T_q, T_k = _qkv(gen)
+    q, k, v, T_q, T_k = _qkv(gen, more_keys=True)
+    qt, kt, vt, T_qt, T_kt = _qkv(gen, more_keys=False)
     lengths = torch.randint(1, T_k + 1, (q.shape[0],), generator=gen)
     lengths[0] = max(1, T_k // 2)  # one padded sequence at least
     cases = ((q3, k3, v3, None, ""), (q, k, v, ref.causal_mask(T_q, T_k), f", causal_mask({T_q}, {T_k})"),
+             (qt, kt, vt, ref.causal_mask(T_qt, T_kt), f", causal_mask({T_qt}, {T_kt})"),
              (q, k, v, ref.padding_mask(lengths, T_k)[:, None, None, :], f", key padding mask lengths={lengths.tolist()}"))
     for q, k, v, mask, label in cases:
         checked = f"scaled_dot_product_attention(q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}{label})"
@@ -261,22 +259,24 @@ def test_sdpa_values(student, gen, device):
 
 @check("scaled_dot_product_attention: matches torch.nn.functional.scaled_dot_product_attention", points=1)
 def test_sdpa_torch(student, gen, device):
-    q, k, v, T_q, T_k = _qkv(gen)
+    q, k, v, T_q, T_k = _qkv(gen, more_keys=True)
+    qt, kt, vt, T_qt, T_kt = _qkv(gen, more_keys=False)
     mask = torch.rand(*q.shape[:-1], T_k, generator=gen) < 0.7
     mask[..., 0] = True
-    q64, k64, v64 = q.double(), k.double(), v.double()
-    cases = ((mask, F.scaled_dot_product_attention(q64, k64, v64, attn_mask=mask), "attn_mask=mask"),
-             (ref.causal_mask(T_q, T_k), F.scaled_dot_product_attention(q64, k64, v64, is_causal=True), "is_causal=True"))
-    for m, want, how in cases:
+    cases = [(q, k, v, mask, dict(attn_mask=mask), "attn_mask=mask")]
+    cases += [(a, b, c, ref.causal_mask(a.shape[-2], b.shape[-2]), dict(is_causal=True), "is_causal=True")
+              for a, b, c in ((q, k, v), (qt, kt, vt))]
+    for q, k, v, m, how, label in cases:
         checked = (f"scaled_dot_product_attention(q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, "
-                   f"mask {tuple(m.shape)})[0] against F.scaled_dot_product_attention(..., {how})")
+                   f"mask {tuple(m.shape)})[0] against F.scaled_dot_product_attention(..., {label})")
+        want = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), **how)
         out, _ = _sdpa(student, device, q, k, v, m, checked)
         expect_close(out, want, checked, device=device, candidates=_attention_candidates(q, k, v, m)[1])
 
 
 @check("scaled_dot_product_attention: stable for large scores (> 100)", points=1)
 def test_sdpa_large(student, gen, device):
-    B, H, T_q, T_k, d = _sizes(gen)
+    B, H, T_q, T_k, d = _attention_sizes(gen)
     q, k = torch.randn(B, H, T_q, d, generator=gen), torch.randn(B, H, T_k, d, generator=gen)
     v = 2 + 0.5 * torch.randn(B, H, T_k, d, generator=gen)  # outputs far from 0, so rtol covers float32 scores
     # feature 0 is 0 in q and k; setting it to a in both adds a² / √d = 120 to every score
@@ -301,7 +301,7 @@ def test_pure(student, gen):
     calls = (("attention_scores", ("q", "k"), (q, k)), ("attention_weights", ("scores", "mask"), (scores, mask)),
              ("scaled_dot_product_attention", ("q", "k", "v", "mask"), (q, k, v, mask)))
     for name, labels, args in calls:
-        _, after = _call(student, f"{name}({', '.join(labels)})", name, *args, inspect=True)
+        _, after = _call_naming_batch(student, f"{name}({', '.join(labels)})", name, *args, inspect=True)
         changed = [label for label, before, now in zip(labels, args, after)
                    if type(now) is not torch.Tensor or now.shape != before.shape or not torch.equal(now, before)]
         expect(not changed, f"the arguments of {name}({', '.join(labels)}) after the call", "unchanged",
@@ -318,7 +318,7 @@ def _spread(student, d: int, scaled: bool, n: int = SPREAD_N) -> float:
     got = student.call("dot_product_spread", d, n, scaled=scaled)
     if type(got) in (int, float) or (type(got) is torch.Tensor and got.numel() == 1 and got.dtype.is_floating_point):
         return float(got)
-    fail(checked, "a number (a Python float)", _describe(got), "return a Python float: float(...) or .item()")
+    fail(checked, "a number (a Python float)", describe(got), "return a Python float: float(...) or .item()")
 
 
 def _band(d: int, n: int = SPREAD_N) -> float:
@@ -365,7 +365,7 @@ def test_spread_float(student, gen):
     d = int(torch.randint(4, 9, (1,), generator=gen))
     got = student.call("dot_product_spread", d, 1000, scaled=True)
     hint = ".item() turns a 0-d tensor into a float" if type(got) is torch.Tensor else "return float(...)"
-    expect(type(got) is float, f"type(dot_product_spread({d}, 1000, scaled=True))", "float", _describe(got), hint)
+    expect(type(got) is float, f"type(dot_product_spread({d}, 1000, scaled=True))", "float", describe(got), hint)
 
 
 # ---------------------------------------------------------------- softmax_entropy
@@ -383,7 +383,7 @@ def _entropy_candidates(weights: torch.Tensor) -> dict[str, torch.Tensor]:
 
 @check("softmax_entropy: values match the reference", points=1)
 def test_entropy_values(student, gen, device):
-    B, H, _, T_k, _ = _sizes(gen)
+    B, H, _, T_k, _ = _attention_sizes(gen)
     weights = torch.softmax(torch.randn(B, H, T_k, generator=gen) * 2, dim=-1)
     checked = f"softmax_entropy(weights {tuple(weights.shape)})"
     expect_close(_entropy(student, device, weights, checked), ref.softmax_entropy(weights.double()), checked,
@@ -392,7 +392,7 @@ def test_entropy_values(student, gen, device):
 
 @check("softmax_entropy: a zero weight contributes 0, not NaN", points=1)
 def test_entropy_zeros(student, gen, device):
-    B, H, T_q, T_k, _ = _sizes(gen)
+    B, H, T_q, T_k, _ = _attention_sizes(gen)
     scores = torch.randn(B, H, T_q, T_k, generator=gen) * 2
     weights = ref.attention_weights(scores, ref.causal_mask(T_q, T_k))  # row 0 is one-hot: entropy 0
     checked = f"softmax_entropy(causal attention weights {tuple(weights.shape)}, with zeros above the diagonal)"
@@ -405,7 +405,7 @@ def test_entropy_zeros(student, gen, device):
 
 @check("softmax_entropy: uniform weights over T keys give ln T", points=1)
 def test_entropy_uniform(student, gen, device):
-    B, _, T_q, T_k, _ = _sizes(gen)
+    B, _, T_q, T_k, _ = _attention_sizes(gen)
     weights = torch.full((B, T_q, T_k), 1.0 / T_k)
     checked = f"softmax_entropy(uniform weights 1/{T_k}, shape {tuple(weights.shape)})"
     want = torch.full((B, T_q), math.log(T_k), dtype=torch.float64)

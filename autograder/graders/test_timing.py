@@ -1,34 +1,118 @@
 """Hidden graders for part `timing` (15 points).
 
-The harness is checked against synthetic workloads of known cost (sleeps the
-submission's own timer measures), so every check holds on any machine: the
-margins between a right and a wrong answer are ten-fold or more. Only the
-last check times real attention, where the band is wide.
+The harness is checked against synthetic workloads of known cost that the grader
+itself serves: each call of the function a student times comes back here, sleeps
+here and is counted here, so its cost and its record are out of the submission's
+reach. A reported time is believed only within the grader's own measurement of
+the whole request, and above a floor the workload sets; wrong answers differ from
+right ones by ten times or more. On the CPU the real T² study is small; on a GPU
+it is large, where a missing synchronise shows as a flat curve.
 
 Every check here must pass 30 runs in a row on a loaded machine: see
-tests/test_graders_timing.py.
+tests/test_timing_stability.py.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 import torch
 
 import attention_ref as ref
-from autograder.checks import as_number, check, expect, fail
-from autograder.plugin import available_devices
-from autograder.student import StudentError
+from autograder.core.checks import as_number, check, expect, fail
+from autograder.core.plugin import available_devices
+from autograder.isolation.proxy import StudentError
 
 PART = "timing"
 
-FAST = 0.003  # seconds of an ordinary synthetic call
-SLOW = 0.3  # seconds of a call a correct timer leaves out
+FAST = 0.001  # seconds of an ordinary synthetic call
+SLOW = 0.1  # seconds of the one call a correct timer leaves out (the warm-up) or outvotes (the median)
+SYNTHETIC_T2_SECONDS = 5e-8  # the synthetic study's workload sleeps this times T² seconds (2 to 50 ms)
+SYNTHETIC_REPEATS = 3
+CLOCK_SLACK = 2e-4  # seconds: reading the same clock in two processes
 
 
-def _time(student, workload, repeats: int, warmup: int, checked: str) -> float:
-    return as_number(student.call("time_call", workload, repeats=repeats, warmup=warmup), checked)
+class Served:
+    """A workload whose every call comes back to the grader, which serves it (`serve`) and clocks it."""
+
+    def __init__(self) -> None:
+        self.intervals: list[tuple[float, float]] = []  # (start, end) of each call, on the grader's clock
+
+    def __call__(self, args: Any) -> None:
+        start = time.monotonic()
+        self.serve(args if type(args) is dict else {})
+        self.intervals.append((start, time.monotonic()))
+
+    def serve(self, args: dict) -> None:
+        raise NotImplementedError
+
+    @property
+    def calls(self) -> int:
+        return len(self.intervals)
+
+    def bracket(self, calls: list[int], request: tuple[float, float], statistic=statistics.median) -> tuple[float, float]:
+        """The least and the most a correct timer can report as `statistic` of the durations of
+        `calls`: each call's own duration at least, at most the whole time from the end of the call
+        before it (or the request's start) to the start of the call after it (or the request's end).
+        With `min` for the low end and `max` for the high one, any statistic of any of them fits."""
+        lows, highs = [], []
+        for i in calls:
+            start, end = self.intervals[i]
+            before = self.intervals[i - 1][1] if i > 0 else request[0]
+            after = self.intervals[i + 1][0] if i + 1 < len(self.intervals) else request[1]
+            lows.append(end - start)
+            highs.append(after - before)
+        low, high = (statistic(lows), statistic(highs)) if statistic else (min(lows), max(highs))
+        return low - CLOCK_SLACK, high + CLOCK_SLACK
+
+
+class Schedule(Served):
+    """Call i sleeps `durations[i]` seconds (then `default`)."""
+
+    def __init__(self, durations: list[float], default: float):
+        super().__init__()
+        self.durations, self.default = list(durations), default
+
+    def serve(self, args: dict) -> None:
+        i = self.calls
+        time.sleep(self.durations[i] if i < len(self.durations) else self.default)
+
+
+class Quadratic(Served):
+    """Sleeps SYNTHETIC_T2_SECONDS · T² for inputs of T tokens, and records the shapes it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[dict[str, Any]] = []
+
+    def serve(self, args: dict) -> None:
+        self.seen.append(args)
+        time.sleep(SYNTHETIC_T2_SECONDS * min(self.tokens(len(self.seen) - 1), 2000) ** 2)
+
+    def tokens(self, call: int) -> int:
+        shapes = self.seen[call].get("shapes") or [[]]
+        first = shapes[0] if type(shapes[0]) is list else []
+        return first[-2] if len(first) >= 2 and type(first[-2]) is int and first[-2] > 0 else 0
+
+
+def _time_call(student, workload: Served, repeats: int, warmup: int, checked: str) -> float:
+    got = as_number(student.call("time_call", student.remote(workload), repeats=repeats, warmup=warmup), checked)
+    expect(workload.calls > 0, checked, "fn called, then timed", "fn never called", "time each call of fn(*args)")
+    return got
+
+
+def _expect_median_of_last(got: float, workload: Served, repeats: int, student, checked: str, hint: str) -> None:
+    """`got` lies within what the grader's clock allows for the median of the last `repeats` calls
+    (the timed ones), so `return 0.0`, or a number from anywhere, fails."""
+    timed = list(range(max(0, workload.calls - repeats), workload.calls))
+    low, high = workload.bracket(timed, student.last_request)
+    expect(low <= got <= high, checked, f"between {low:.4g} and {high:.4g} s (the median of the timed calls, by the "
+           "grader's clock)", f"{got:.4g} s", hint)
 
 
 @check("score_grid_bytes: one float32 grid is T² · 4 bytes", points=1)
@@ -60,97 +144,109 @@ def test_bytes_dtype(student, gen):
 
 @check("time_call: warm-up calls are not timed", points=2)
 def test_time_call_warmup(student):
-    workload = student.catalogue("SleepWorkload", [SLOW], FAST)
-    got = _time(student, workload, repeats=1, warmup=1, checked="time_call(fn, repeats=1, warmup=1) on a fn whose first call is slow")
-    expect(got < 10 * FAST, "time_call(fn, repeats=1, warmup=1) where only the first call is slow",
-           f"about {FAST} s (the slow first call is the untimed warm-up)", f"{got:.4g} s", "run untimed warm-up calls")
+    checked, schedule = "time_call(fn, repeats=1, warmup=1) where only the first call is slow", Schedule([SLOW], FAST)
+    got = _time_call(student, schedule, 1, 1, checked)
+    expect(got < SLOW / 2, checked, f"about {FAST} s (the slow first call is the untimed warm-up)", f"{got:.4g} s",
+           "run untimed warm-up calls")
+    _expect_median_of_last(got, schedule, 1, student, checked, "time each call of fn(*args) with time.perf_counter()")
 
 
 @check("time_call: the median ignores one slow repeat", points=2)
 def test_time_call_median(student):
-    workload = student.catalogue("SleepWorkload", [FAST, FAST, FAST, SLOW], FAST)
-    got = _time(student, workload, repeats=5, warmup=1, checked="time_call(fn, repeats=5, warmup=1)")
-    expect(got < 10 * FAST, "time_call(fn, repeats=5, warmup=1) where the third timed call is slow",
-           f"about {FAST} s (the median of five)", f"{got:.4g} s", "take the median of several runs")
+    checked = "time_call(fn, repeats=5, warmup=1) where the third timed call is slow"
+    schedule = Schedule([FAST, FAST, FAST, SLOW], FAST)
+    got = _time_call(student, schedule, 5, 1, checked)
+    _expect_median_of_last(got, schedule, 5, student, checked, "take the median of several runs")
 
 
 @check("time_call: calls fn warmup + repeats times", points=1)
 def test_time_call_count(student, gen):
     repeats, warmup = int(torch.randint(3, 6, (1,), generator=gen)), int(torch.randint(1, 3, (1,), generator=gen))
-    workload = student.catalogue("SleepWorkload", [], 0.0)
-    _time(student, workload, repeats=repeats, warmup=warmup, checked=f"time_call(fn, repeats={repeats}, warmup={warmup})")
-    calls = student.method(workload, "report")["calls"]
-    expect(calls == repeats + warmup, f"how often time_call(fn, repeats={repeats}, warmup={warmup}) called fn",
-           f"{repeats + warmup} times", f"{calls} times", "take the median of several runs")
+    schedule = Schedule([], 0.0)
+    checked = f"time_call(fn, repeats={repeats}, warmup={warmup})"
+    as_number(student.call("time_call", student.remote(schedule), repeats=repeats, warmup=warmup), checked)
+    expect(schedule.calls == repeats + warmup, f"how often {checked} called fn", f"{repeats + warmup} times",
+           f"{schedule.calls} times", "take the median of several runs")
 
 
 @check("time_call: returns seconds of a known workload", points=1)
 def test_time_call_units(student):
-    seconds = 0.02
-    workload = student.catalogue("SleepWorkload", [], seconds)
-    got = _time(student, workload, repeats=3, warmup=1, checked="time_call(fn) on a fn that takes 0.02 s")
-    expect(0.015 <= got < 0.5, "time_call(fn, repeats=3, warmup=1) on a fn that takes 0.02 s",
-           "about 0.02 (seconds, from time.perf_counter)", f"{got:.4g}",
-           "return wall-clock seconds: time.perf_counter() after minus before")
+    seconds = 0.01
+    checked = f"time_call(fn, repeats=3, warmup=1) on a fn that takes {seconds} s"
+    got = as_number(student.call("time_call", student.remote(Schedule([], seconds)), repeats=3, warmup=1), checked)
+    expect(0.9 * seconds <= got < 50 * seconds, checked, f"about {seconds} (seconds, from time.perf_counter)",
+           f"{got:.4g}", "return wall-clock seconds: time.perf_counter() after minus before")
 
 
 @check("time_call: synchronises with the GPU before reading the clock", points=1)
 def test_time_call_synchronises(student, device):
-    seconds = 0.05
+    seconds = 0.05 if device == "cuda" else 0.01
+    checked = f"time_call(fn, repeats=3, warmup=1) where fn does {seconds} s of work on {device}"
     # On a GPU the work is queued and the call returns at once: only a synchronised timer sees it.
-    workload = student.catalogue("CudaSleepWorkload" if device == "cuda" else "SleepWorkload", *(
-        (seconds,) if device == "cuda" else ([], seconds)))
-    got = _time(student, workload, repeats=3, warmup=1, checked=f"time_call(fn) on {seconds} s of work on {device}")
-    expect(got > seconds / 2, f"time_call(fn) where fn does {seconds} s of work on {device}",
-           f"about {seconds} s", f"{got:.4g} s", "synchronise before reading the clock")
+    fn = student.catalogue("CudaSleepWorkload", seconds) if device == "cuda" else student.remote(Schedule([], seconds))
+    got = as_number(student.call("time_call", fn, repeats=3, warmup=1), checked)
+    expect(seconds / 2 <= got <= student.last_seconds, checked, f"about {seconds} s (at most {student.last_seconds:.4g} s, "
+           "the whole call by the grader's clock)", f"{got:.4g} s", "synchronise before reading the clock")
+
+
+@dataclass
+class Study:
+    """One synthetic study, shared by two checks: fn takes SYNTHETIC_T2_SECONDS · T² seconds."""
+
+    Ts: list[int]
+    d_head: int
+    workload: Quadratic
+    times: Any  # what time_attention returned, or the StudentError it raised
+    request: tuple[float, float]
+
+    @property
+    def checked(self) -> str:
+        return f"time_attention(fn, Ts={self.Ts}, d_head={self.d_head}, repeats={SYNTHETIC_REPEATS})"
+
+    def valid_times(self) -> list[float]:
+        if isinstance(self.times, StudentError):
+            raise self.times
+        expect(type(self.times) is list and len(self.times) == len(self.Ts) and all(
+            type(t) is float and t > 0 for t in self.times), self.checked,
+            f"a list of {len(self.Ts)} positive floats", f"{str(self.times)[:80]}")
+        return self.times
 
 
 @pytest.fixture(scope="module")
-def quadratic_study(student, module_gen) -> tuple[list[int], int, object, object]:
-    """One synthetic study shared by two checks: fn takes 1e-6 · T² seconds."""
-    start = int(torch.randint(96, 128, (1,), generator=module_gen))
-    Ts = [start, 2 * start, 4 * start]
-    d_head = int(torch.randint(8, 48, (1,), generator=module_gen))
-    workload = student.catalogue("QuadraticWorkload", 1e-6)
+def study(student, module_gen) -> Study:
+    start = int(torch.randint(200, 240, (1,), generator=module_gen))
+    Ts, d_head, workload = [start, 2 * start, 4 * start], int(torch.randint(8, 48, (1,), generator=module_gen)), Quadratic()
     try:
-        times = student.call("time_attention", workload, Ts, d_head=d_head, repeats=2)
+        times = student.call("time_attention", student.remote(workload), Ts, d_head=d_head, repeats=SYNTHETIC_REPEATS)
     except StudentError as exc:
         times = exc
-    return Ts, d_head, workload, times
-
-
-def _study_times(quadratic_study) -> list[float]:
-    Ts, d_head, _, times = quadratic_study
-    if isinstance(times, StudentError):
-        raise times
-    checked = f"time_attention(fn, Ts={Ts}, d_head={d_head}, repeats=2)"
-    expect(type(times) is list and len(times) == len(Ts) and all(type(t) is float and t > 0 for t in times), checked,
-           f"a list of {len(Ts)} positive floats", f"{str(times)[:80]}")
-    return times
+    return Study(Ts, d_head, workload, times, student.last_request)
 
 
 @check("time_attention: fresh (1, T, d_head) inputs for every T, one time per T", points=1)
-def test_time_attention_inputs(student, quadratic_study):
-    Ts, d_head, workload, _ = quadratic_study
-    _study_times(quadratic_study)
-    checked = f"time_attention(fn, Ts={Ts}, d_head={d_head}, repeats=2)"
-    seen = student.method(workload, "report")
-    shapes = sorted({tuple(tuple(s) for s in call["shapes"]) for call in seen})
-    want = sorted(tuple([(1, T, d_head)] * 3) for T in Ts)
-    expect(shapes == want, f"the shapes of q, k, v that {checked} passed to fn", f"{want}", f"{shapes}",
+def test_time_attention_inputs(study):
+    study.valid_times()
+    shapes = sorted({tuple(tuple(s) for s in call.get("shapes", [])) for call in study.workload.seen})
+    want = sorted(tuple([(1, T, study.d_head)] * 3) for T in study.Ts)
+    expect(shapes == want, f"the shapes of q, k, v that {study.checked} passed to fn", f"{want}", f"{shapes}",
            "q, k, v of shape (1, T, d_head), fresh for each T")
-    expect(all(call["distinct"] for call in seen), f"q, k and v passed by {checked}",
+    expect(all(call.get("distinct") is True for call in study.workload.seen), f"q, k and v passed by {study.checked}",
            "three different random tensors", "the same tensor more than once", "q, k, v are three fresh random tensors")
 
 
 @check("time_attention: times grow as T² on a workload of cost T²", points=1)
-def test_time_attention_quadratic(quadratic_study):
-    Ts, d_head, _, _ = quadratic_study
-    times = _study_times(quadratic_study)
-    slope = ref.fit_power_law(Ts, times)
-    expect(1.6 < slope < 2.4, f"time_attention(fn, Ts={Ts}, d_head={d_head}) where fn takes 1e-6 · T² s",
-           "times whose log-log slope is about 2", f"slope {slope:.2f} (times {[f'{t:.3g}' for t in times]})",
-           "time each T with time_call(attn, q, k, v)")
+def test_time_attention_quadratic(study):
+    times = study.valid_times()
+    workload = study.workload
+    for T, got in zip(study.Ts, times):
+        calls = [i for i in range(workload.calls) if workload.tokens(i) == T]
+        checked = f"{study.checked}: the time for T = {T}, where fn takes {SYNTHETIC_T2_SECONDS:g} · T² s"
+        expect(len(calls) >= 2, checked, "fn called on inputs of T tokens (a warm-up, then the timed calls)",
+               f"{len(calls)} calls", "time each T with time_call(attn, q, k, v)")
+        low, high = workload.bracket(calls, study.request, statistic=None)  # one T's calls all cost the same
+        expect(low <= got <= high, checked, f"between {low:.4g} and {high:.4g} s (the median of its timed calls, by the "
+               f"grader's clock; times {[f'{t:.3g}' for t in times]})", f"{got:.4g} s",
+               "time each T with time_call(attn, q, k, v)")
 
 
 @check("fit_power_law: the slope of log(time) against log(T)", points=2)
@@ -165,22 +261,30 @@ def test_fit_power_law(student, gen):
            f"{want:.4f}", f"{got:.4f}", "fit log(time) against log(T): the least-squares slope")
 
 
-# On a GPU small grids cost only launch overhead, so the study needs large T there; on a CPU,
-# grids from 1,024 tokens up take long enough that scheduling noise on a busy machine is small.
-REAL_STUDY_TS = {"cpu": [1024, 2048, 4096], "cuda": [4096, 8192, 16384]}
+# On a GPU small grids cost only launch overhead, so the study needs large T there. On a CPU the
+# synthetic study above already proves the harness: this one stays small, on one thread.
+REAL_STUDY_TS = {"cpu": [768, 1536, 3072], "cuda": [4096, 8192, 16384]}
+REAL_STUDY_REPEATS = 2
 REAL_STUDY_ATTEMPTS = 3  # a busy machine can spoil one study; a broken timer spoils every one
+PEAK_FLOPS = 1e13  # no device here runs materialised attention faster: a floor for every reported time
 
 
 @check("time_attention: a real study of materialised attention shows the T² cost", points=1)
 def test_real_study(student):
     device = available_devices()[-1]  # the GPU when there is one, where a missing synchronise shows
     Ts = REAL_STUDY_TS[device]
-    checked = f"time_attention(materialized attention, Ts={Ts}, device={device!r}, repeats=3)"
-    slopes = []
+    checked = f"time_attention(materialized attention, Ts={Ts}, device={device!r}, repeats={REAL_STUDY_REPEATS})"
+    attention = student.catalogue("single_thread_attention")
+    slopes, times = [], []
     for _ in range(REAL_STUDY_ATTEMPTS):
-        times = student.call("time_attention", student.catalogue("single_thread_attention"), Ts, device=device, repeats=3)
-        if type(times) is not list or len(times) != len(Ts) or not all(type(t) is float and t > 0 for t in times):
-            fail(checked, f"{len(Ts)} positive times", str(times)[:80])
+        times = student.call("time_attention", attention, Ts, device=device, repeats=REAL_STUDY_REPEATS)
+        if type(times) is not list or len(times) != len(Ts) or not all(type(t) is float for t in times):
+            fail(checked, f"{len(Ts)} times (floats)", str(times)[:80])
+        floors = [4 * T * T * 64 / PEAK_FLOPS for T in Ts]
+        expect(all(t >= f for t, f in zip(times, floors)) and sum(times) <= student.last_seconds, checked,
+               f"times each above what the work takes at least and adding up to at most {student.last_seconds:.4g} s "
+               "(the whole call, by the grader's clock)", f"{[f'{t:.3g}' for t in times]}",
+               "time each T with time_call(attn, q, k, v)")
         slopes.append(ref.fit_power_law(Ts, times))
         # Wide band: cache effects push a CPU's slope up; a broken timer gives about 0 or 1.
         if 1.2 < slopes[-1] < 4.0:

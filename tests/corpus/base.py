@@ -1,5 +1,5 @@
 # A correct, plain student submission for the `attention` assignment.
-# Every name of SPEC.md parts masks, scaling, heads, positions and timing.
+# Every name of docs/contract.md parts masks, scaling, heads, positions and timing.
 import math
 import statistics
 import time

@@ -1,4 +1,4 @@
-"""SPEC.md conventions for every name: inputs untouched, device and dtype kept, ValueError on bad arguments."""
+"""docs/contract.md conventions for every name: inputs untouched, device and dtype kept, ValueError on bad arguments."""
 
 import pytest
 import torch

@@ -1,4 +1,4 @@
-"""Every figure of FACTS.md, reproduced with the reference.
+"""Every figure of docs/figures.md, reproduced with the reference.
 
 Figures quoted to n decimals are checked to n decimals; statistical figures
 are checked against a band derived from the sampling distribution.

@@ -17,7 +17,7 @@ from attention_ref import (
 
 
 def encoding_by_hand(T, d_model, base=10000.0):
-    """The SPEC.md formula, one entry at a time with the math module (float64)."""
+    """The docs/contract.md formula, one entry at a time with the math module (float64)."""
     rows = []
     for p in range(T):
         row = []

@@ -1,0 +1,176 @@
+"""One pytest session grades many submissions: the graders are collected once per process.
+
+`grade_all` runs pytest over every grader module with a loop of its own
+(`pytest_runtestloop`): for each job it runs the items of the job's parts
+through pytest's own run protocol, with the plugin pointed at that submission,
+and hands back a `GradedSubmission`. Fixtures are set up and torn down per
+submission (the last item of a run tears everything down), so nothing carries
+over from one student to the next.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Callable, Iterable
+
+import pytest
+
+from .. import assignment
+from ..isolation.proxy import Channel, Clock, Student, in_process_channel
+from .plugin import Current, GradingPlugin
+from .results import GradedSubmission
+from .submission import Submission
+
+if TYPE_CHECKING:
+    from ..isolation.sandbox import Zygote
+
+Backend = Callable[[], tuple[Channel, Callable[[], None]]]  # a fresh channel to a new process, and its closer
+PYTEST_OPTIONS = ["-s", "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings", "-p", "no:logging",
+                  "-p", "no:doctest", "-p", "no:junitxml", "-p", "no:pastebin", "-p", "no:stepwise", "--noconftest"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One submission to grade, on some parts, with the course secret."""
+
+    submission: Submission
+    secret: str
+    parts: tuple[str, ...] = assignment.PART_NAMES
+
+
+@dataclass(frozen=True)
+class TimeLimits:
+    """How long one call into a submission, and all calls for one submission, may take."""
+
+    call_seconds: float = 60.0
+    budget_seconds: float = 600.0
+
+
+def configure_grading_process() -> None:
+    """One thread (workers run side by side, and waking a thread pool on a busy machine costs more
+    than the graders' small tensors), and no TF32 in reference values."""
+    import torch
+
+    torch.set_num_threads(1)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
+def sandbox_backend(zygote: "Zygote") -> Backend:
+    """Each part of a submission in a sandbox of its own (see autograder.isolation)."""
+    from ..isolation.sandbox import SandboxChannel
+
+    def open_channel() -> tuple[Channel, Callable[[], None]]:
+        channel = SandboxChannel(zygote)
+        return channel, channel.close
+
+    return open_channel
+
+
+def in_process_backend() -> tuple[Channel, Callable[[], None]]:
+    """The submission's code in this very process: for nbgrader grade cells, which already run in
+    the student's kernel. No isolation."""
+    return in_process_channel(), lambda: None
+
+
+@lru_cache(maxsize=None)
+def injection(part_name: str) -> tuple[tuple[tuple[str, ...], str], ...]:
+    """The reference source of every other part that defines names, so one mistake costs points once."""
+    if not assignment.part(part_name).names:
+        return ()
+    return tuple((p.names, assignment.reference_source(p.name)) for p in assignment.PARTS
+                 if p.names and p.name != part_name)
+
+
+class _Driver:
+    """The session's run loop: every job through the collected items."""
+
+    def __init__(self, jobs: Iterable[Job], backend: Backend, limits: TimeLimits,
+                 on_graded: Callable[[GradedSubmission], None], plugin: GradingPlugin):
+        self.jobs, self.backend, self.limits, self.on_graded, self.plugin = jobs, backend, limits, on_graded, plugin
+        self.collection_errors: list[str] = []
+        self.error: BaseException | None = None
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A grader module that does not import is our fault: remember why."""
+        if report.failed:
+            self.collection_errors.append(f"{report.nodeid}: {report.longreprtext[-2000:]}")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        """Grade every job; the default loop (each item once) never runs."""
+        if self.collection_errors:
+            return True
+        by_part: dict[str, list[pytest.Item]] = {}
+        for item in session.items:
+            by_part.setdefault(item.module.PART, []).append(item)
+        try:
+            for job in self.jobs:
+                self.on_graded(self._grade(job, [i for p in job.parts for i in by_part.get(p, [])]))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller once pytest is done
+            self.error = exc
+        return True
+
+    def _grade(self, job: Job, items: list[pytest.Item]) -> GradedSubmission:
+        start = time.monotonic()
+        clock = Clock(self.limits.call_seconds, self.limits.budget_seconds)
+        submission = job.submission
+
+        def open_student(part_name: str) -> Student:
+            channel, close = self.backend()
+            student = Student(channel, clock, close)
+            student.load(submission.cells_for(part_name), [(list(n), s) for n, s in injection(part_name)])
+            return student
+
+        current = Current(open_student, f"{job.secret}\0{submission.id}")
+        self.plugin.current = current
+        try:
+            for index, item in enumerate(items):
+                nextitem = items[index + 1] if index + 1 < len(items) else None
+                item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                if current.fatal is not None:
+                    item.session._setupstate.teardown_exact(None)
+                    raise current.fatal
+        finally:
+            self.plugin.current = None
+        graded = GradedSubmission(submission.id, list(current.results.values()), list(submission.problems),
+                                  seconds=time.monotonic() - start)
+        if not graded.checks:
+            graded.error = f"no checks ran for the parts {', '.join(job.parts)}"
+        return graded
+
+
+def grade_all(jobs: Iterable[Job], backend: Backend, limits: TimeLimits,
+              on_graded: Callable[[GradedSubmission], None]) -> None:
+    """Grade `jobs` (any iterable, read as they come) in one pytest session, calling `on_graded`
+    with each result. Raises SandboxBreach when a sandbox could reach what it must not, and
+    RuntimeError when the graders themselves cannot run."""
+    plugin = GradingPlugin()
+    driver = _Driver(jobs, backend, limits, on_graded, plugin)
+    modules = [str(assignment.GRADERS_DIR / p.grader_module) for p in assignment.PARTS]
+    args = [*modules, *PYTEST_OPTIONS, "--rootdir", str(assignment.GRADERS_DIR),
+            "-c", str(assignment.GRADERS_DIR / "pytest.ini")]
+    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugin, whatever else is installed
+    try:
+        status = pytest.main(args, plugins=[plugin, driver])
+    finally:
+        if saved is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
+    if driver.error is not None:
+        raise driver.error
+    if driver.collection_errors or status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise RuntimeError(f"the graders could not run (pytest exit {status}):\n" + "\n".join(driver.collection_errors))
+
+
+def grade_one(job: Job, backend: Backend, limits: TimeLimits) -> GradedSubmission:
+    """One submission, in a session of its own."""
+    found: list[GradedSubmission] = []
+    grade_all([job], backend, limits, found.append)
+    return found[0]
+

@@ -1,0 +1,107 @@
+"""A cgroup per sandbox, where the system has them: at most about one core of CPU, and limits on
+processes and memory that count the sandbox's children too. So a student who starts forty busy
+processes slows only their own checks, never another student's.
+
+cgroup v1 (a hierarchy per controller, as here) is used when its cpu, pids and memory controllers
+are writable; cgroup v2 when this process's cgroup already delegates those controllers to its
+children. Otherwise sandboxes run without (`create` says why). The tree of one zygote is
+`<own cgroup>/autograder-<pid>/` in each hierarchy, a folder per sandbox inside it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+V1_CONTROLLERS = ("cpu", "pids", "memory")
+CPU_PERIOD_US = 100_000  # a quota of one period per period: one core
+
+
+def create(name: str) -> tuple[dict | None, str]:
+    """A tree for one zygote's sandboxes as plain data, or (None, why not)."""
+    own = _own_cgroups()
+    if all((ROOT / c / "cgroup.procs").exists() for c in V1_CONTROLLERS):
+        tree = {"version": 1, "folders": {c: str(ROOT / c / own.get(c, "").lstrip("/") / name) for c in V1_CONTROLLERS}}
+    elif (ROOT / "cgroup.controllers").exists():
+        parent = ROOT / own.get("", "").lstrip("/")
+        delegated = set((parent / "cgroup.subtree_control").read_text().split()) if (parent / "cgroup.subtree_control").exists() else set()
+        if not {"cpu", "pids", "memory"} <= delegated:
+            return None, "no CPU share per sandbox (this cgroup v2 tree does not delegate cpu, pids and memory)"
+        tree = {"version": 2, "folders": {"": str(parent / name)}}
+    else:
+        return None, "no CPU share per sandbox (no cgroups)"
+    try:
+        for folder in tree["folders"].values():
+            os.makedirs(folder, exist_ok=True)
+        if tree["version"] == 2:
+            Path(tree["folders"][""], "cgroup.subtree_control").write_text("+cpu +pids +memory")
+    except OSError as exc:
+        remove_tree(tree)
+        return None, f"no CPU share per sandbox (cgroups not writable: {exc.strerror})"
+    return tree, ""
+
+
+def join(tree: dict, name: str, processes: int, memory_bytes: int) -> list[str]:
+    """Move this process into a new cgroup `name` of `tree`, with its limits; what did not hold."""
+    try:
+        for controller, folder in tree["folders"].items():
+            path = Path(folder, name)
+            path.mkdir(exist_ok=True)
+            for file, value in _limits(tree["version"], controller, processes, memory_bytes):
+                (path / file).write_text(value)
+            (path / "cgroup.procs").write_text("0")  # this process, and its children from now on
+    except OSError as exc:
+        return [f"no CPU share for this sandbox ({exc.strerror})"]
+    return []
+
+
+def _limits(version: int, controller: str, processes: int, memory_bytes: int) -> list[tuple[str, str]]:
+    if version == 2:
+        return [("cpu.max", f"{CPU_PERIOD_US} {CPU_PERIOD_US}"), ("pids.max", str(processes)),
+                ("memory.max", str(memory_bytes))]
+    return {"cpu": [("cpu.cfs_period_us", str(CPU_PERIOD_US)), ("cpu.cfs_quota_us", str(CPU_PERIOD_US))],
+            "pids": [("pids.max", str(processes))],
+            "memory": [("memory.limit_in_bytes", str(memory_bytes))]}[controller]
+
+
+def remove(tree: dict, name: str) -> bool:
+    """Remove the (empty) cgroup `name`; False while a process is still in it."""
+    done = True
+    for folder in tree["folders"].values():
+        try:
+            os.rmdir(Path(folder, name))
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            if exc.errno != errno.EBUSY:
+                raise
+            done = False
+    return done
+
+
+def remove_tree(tree: dict, patience_seconds: float = 5.0) -> None:
+    """Remove every cgroup of `tree` once its processes are gone (they die with the zygote's PID
+    namespace, a moment after it)."""
+    deadline = time.monotonic() + patience_seconds
+    for folder in tree["folders"].values():
+        names = [p.name for p in Path(folder).iterdir() if p.is_dir()] if Path(folder).is_dir() else []
+        for name in names:
+            while not remove(tree, name) and time.monotonic() < deadline:
+                time.sleep(0.01)
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
+
+
+def _own_cgroups() -> dict[str, str]:
+    """controller -> this process's cgroup path ("" for the v2 tree)."""
+    found = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            found[controller] = path
+    return found

@@ -1,0 +1,271 @@
+"""What a sandbox does to itself before it runs a line of a submission, and how the zygote
+that forks sandboxes makes that possible. Runs inside the zygote and its children only.
+
+Each sandbox gets, where the system allows:
+
+- its own PID namespace (pid 1 of it: it sees and signals only its own processes, and all
+  of them die with it), mount, network and IPC namespaces: no network, no shared memory or
+  message queues with anything else;
+- a file system of its own: an empty root with the allow-list of `policy.View` bound
+  read-only, what must stay hidden covered, a private /proc and /dev, and a private,
+  size-limited /tmp as its only writable place (its scratch folder);
+- a cgroup of its own where the system has them (`cgroups`): at most about one core, and
+  limits on processes and memory that count its children too;
+- an identity without privilege: under root a uid of its own, otherwise every capability
+  dropped inside a user namespace; no_new_privs; a seccomp filter (`seccomp`) that denies
+  the system calls a grader never needs, the kernel keyring's among them;
+- rlimits on CPU time, address space, file size and processes, and an empty environment.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from . import cgroups, seccomp
+from .policy import View
+
+SANDBOX_UID_BASE = 1 << 30  # + the sandbox's pid: a uid no one else has, so process limits count per sandbox
+SCRATCH = "/tmp/submission"
+NEW_ROOT = "/tmp"  # where the sandbox's root is assembled (in its own mount namespace) before pivot_root
+
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x8000000, 0x10000000, 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = -100, 0x8000, 1, 2
+MNT_DETACH = 2
+SYSCALLS = {"x86_64": {"pivot_root": 155, "mount_setattr": 442}, "aarch64": {"pivot_root": 41, "mount_setattr": 442}}
+PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, CAPABILITY_VERSION_3 = 38, 1, 0x20080522
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+# ---------------------------------------------------------------- the zygote
+
+
+def enter_zygote_namespaces(control_fd: int, afterwards: Callable[[], None] = lambda: None) -> str:
+    """Make the zygote pid 1 of a PID namespace of its own (inside a user namespace of its own when
+    not root), so that it may give each sandbox a fresh PID namespace, and all die with it. The
+    process left outside waits for it, then runs `afterwards` (removing its cgroups).
+
+    Returns "root" or "user" for the kind of privilege the zygote now has over its sandboxes,
+    or "" when the system allows no namespaces (then nothing changed).
+    """
+    mode = "root" if os.geteuid() == 0 else "user"
+    trial = os.fork()  # a throwaway child tries first: a user namespace cannot be left again
+    if trial == 0:
+        os._exit(0 if _unshare_zygote(mode) else 1)
+    if os.waitstatus_to_exitcode(os.waitpid(trial, 0)[1]) != 0 or not _unshare_zygote(mode):
+        return ""
+    child = os.fork()
+    if child:  # stays outside, only to wait: the grader sees its exit status
+        os.close(control_fd)
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _, status = os.waitpid(child, 0)
+        afterwards()
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    return mode
+
+
+def _unshare_zygote(mode: str) -> bool:
+    uid, gid = os.geteuid(), os.getegid()
+    if _libc.unshare(CLONE_NEWPID | (CLONE_NEWUSER if mode == "user" else 0)) != 0:
+        return False
+    if mode == "user":
+        try:
+            Path("/proc/self/setgroups").write_text("deny")
+            Path("/proc/self/uid_map").write_text(f"0 {uid} 1")
+            Path("/proc/self/gid_map").write_text(f"0 {gid} 1")
+        except OSError:
+            return False
+    return True
+
+
+def fork_sandbox(mode: str, own_pid_ns: int) -> int:
+    """os.fork(), the child being pid 1 of a new PID namespace when the system allows."""
+    if not mode or _libc.unshare(CLONE_NEWPID) != 0:
+        return os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        pid = -1
+    if pid != 0 and _libc.setns(own_pid_ns, CLONE_NEWPID) != 0:  # the next sandbox gets a new namespace again
+        raise OSError(ctypes.get_errno(), "setns")
+    if pid < 0:
+        raise OSError("fork failed")
+    return pid
+
+
+def die_with_parent() -> None:
+    """SIGKILL when the parent goes: a grading worker or zygote must not outlive what started it."""
+    import signal
+
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+# ---------------------------------------------------------------- one sandbox
+
+
+def confine(config: dict, drop_root: bool, keep_fd: int) -> list[str]:
+    """Everything a sandbox does to itself before it runs a line of the submission; returns what
+    did not hold. Afterwards the working folder is the sandbox's scratch folder."""
+    cpu, memory, file_size, processes, scratch_bytes = config["limits"]
+    view: View = config["view"]
+    weaknesses: list[str] = []
+    os.setsid()
+    host_pid = int(os.readlink("/proc/self"))  # before /proc is replaced: unique on this machine
+    if config.get("cgroups") is not None:
+        weaknesses += cgroups.join(config["cgroups"], config["name"], processes, memory)
+    private = False
+    if config["mode"]:
+        weaknesses += _private_namespaces()
+        private = not weaknesses
+        weaknesses += _private_filesystem(view, scratch_bytes) if private else []
+    scratch = SCRATCH if private else tempfile.mkdtemp(prefix="submission-", dir=config["scratch_root"])
+    os.makedirs(scratch, exist_ok=True)
+    for name, data in config["public"].items():
+        Path(scratch, name).write_bytes(data)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, keep_fd)
+    os.closerange(keep_fd + 1, 65536)
+    os.chdir(scratch)
+    os.environ.clear()
+    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": scratch, "OMP_NUM_THREADS": "1",
+                       "MPLCONFIGDIR": scratch, "MPLBACKEND": "Agg"})
+    mapped = _mapped_bytes()  # torch already maps a lot of address space; the limit is on top
+    for limit, value in ((resource.RLIMIT_CPU, cpu), (resource.RLIMIT_AS, mapped + memory),
+                         (resource.RLIMIT_FSIZE, file_size), (resource.RLIMIT_NPROC, processes),
+                         (resource.RLIMIT_CORE, 0)):
+        resource.setrlimit(limit, (value, value))
+    if drop_root:  # a uid of its own: other sandboxes' processes do not count against its process limit
+        uid = SANDBOX_UID_BASE + host_pid
+        try:
+            os.chown(scratch, uid, uid)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)  # leaving uid 0 clears every capability
+        except OSError:  # root of a container's user namespace, where that uid does not exist
+            weaknesses.append("sandboxes cannot take a uid of their own, so they run as root without capabilities")
+    if os.geteuid() == 0:  # root of a user namespace, or root that cannot leave uid 0
+        _drop_capabilities()
+    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        weaknesses.append("no no_new_privs")
+    weaknesses += seccomp.install()
+    return weaknesses
+
+
+def _private_namespaces() -> list[str]:
+    """New mount, network and IPC namespaces; what could not be had."""
+    if _libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET) == 0:
+        return []
+    if _libc.unshare(CLONE_NEWNS) == 0:
+        return ["no network namespace (submissions can reach the network and each other)"]
+    return ["no mount namespace (submissions can read the graders and write your files)"]
+
+
+def _private_filesystem(view: View, scratch_bytes: int) -> list[str]:
+    """An empty root holding only the view, read-only, with a private /proc, /dev and /tmp."""
+    if not _mount(None, "/", None, MS_REC | MS_PRIVATE):  # else every mount below would reach the grader's system
+        return ["no private mounts (submissions can read the graders and write your files)"]
+    sources = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in (*view.expose, *view.devices, os.devnull)
+               if os.path.exists(p) and not os.path.islink(p)}  # before anything is covered
+    try:
+        return _assemble_root(view, sources, scratch_bytes)
+    finally:
+        for fd in sources.values():
+            os.close(fd)
+
+
+def _assemble_root(view: View, sources: dict[str, int], scratch_bytes: int) -> list[str]:
+    root = NEW_ROOT
+    if not _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755"):
+        return ["no private file system (submissions can read the graders and write your files)"]
+    ok = True
+    hidden = set(view.hide)
+    for path in sorted({*view.expose, *view.hide}, key=lambda p: (p.count("/"), p)):  # outer before inner
+        target = root + path
+        if path in hidden:
+            ok &= _cover(target, sources[os.devnull])
+        elif os.path.islink(path):
+            os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+            if not os.path.lexists(target):
+                os.symlink(os.readlink(path), target)
+        elif path in sources:
+            ok &= _bind(sources[path], target, directory=os.path.isdir(path))
+    os.makedirs(f"{root}/dev", mode=0o755, exist_ok=True)
+    ok &= _mount("tmpfs", f"{root}/dev", "tmpfs", MS_NOSUID, "size=64k,mode=755")
+    for device in view.devices:
+        ok &= _bind(sources[device], root + device, directory=os.path.isdir(device))
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{root}/dev/{name}")
+    for folder in ("proc", "tmp", "dev/shm", "var"):
+        os.makedirs(f"{root}/{folder}", mode=0o755, exist_ok=True)
+    os.symlink("/tmp", f"{root}/var/tmp")
+    weaknesses = [] if ok else ["a part of the file system could not be set up as planned"]
+    # while the old /proc is still visible: a user namespace may mount a new one only then
+    if os.getpid() != 1 or not _mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC):
+        weaknesses.append("no private /proc (submissions can read other processes' command lines)")
+    os.makedirs(f"{root}/.old", exist_ok=True)
+    arch = SYSCALLS.get(os.uname().machine)
+    if arch is None or _libc.syscall(arch["pivot_root"], root.encode(), f"{root}/.old".encode()) != 0:
+        return ["no private file system (pivot_root failed: submissions can read the graders)"]
+    os.chdir("/")
+    _libc.umount2(b"/.old", MNT_DETACH)
+    os.rmdir("/.old")
+    attr = (ctypes.c_uint64 * 4)(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, 0, 0)
+    if _libc.syscall(arch["mount_setattr"], AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)) != 0:
+        weaknesses.append("no read-only file system (submissions can write what they see)")
+    for folder, mode in (("/tmp", "1777"), ("/dev/shm", "1777")):
+        if not _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={scratch_bytes},mode={mode}"):
+            weaknesses.append(f"no private {folder}")
+    return weaknesses
+
+
+def _bind(fd: int, target: str, directory: bool) -> bool:
+    os.makedirs(target if directory else os.path.dirname(target), mode=0o755, exist_ok=True)
+    if not directory and not os.path.exists(target):
+        Path(target).touch(mode=0o644)
+    return _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+
+
+def _cover(target: str, null_fd: int) -> bool:
+    """An empty folder over a folder, an empty file over a file."""
+    if os.path.isdir(target):
+        return _mount("tmpfs", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=755")
+    if os.path.lexists(target):
+        return _mount(f"/proc/self/fd/{null_fd}", target, None, MS_BIND)
+    return True  # not in the view at all
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, options: str | None = None) -> bool:
+    encode = lambda s: None if s is None else s.encode()  # noqa: E731
+    return _libc.mount(encode(source), encode(target), encode(fstype), flags, encode(options)) == 0
+
+
+def _drop_capabilities() -> None:
+    """No capability left, even in the sandbox's own user namespace (it could unmount what hides the graders)."""
+    header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    if _libc.capset(ctypes.byref(header), ctypes.byref(data)) != 0:
+        os._exit(70)  # never run a submission with capabilities
+
+
+def _mapped_bytes() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def readable_by_others(paths: list[str]) -> bool:
+    """Whether a process of another uid could read these files (then sandboxes can drop root)."""
+    return os.geteuid() != 0 and all(os.access(p, os.R_OK) for p in paths)
+

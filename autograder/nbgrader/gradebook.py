@@ -1,0 +1,273 @@
+"""Our scores into an nbgrader course's gradebook, as if `nbgrader autograde` had run.
+
+`record` runs nbgrader's own ``Autograde`` converter with one step replaced: instead of
+executing the notebook (nbgrader's ``Execute``), ``ScoreFromReports`` writes each grade
+cell's output from our reports (the part's checks, then the part's score as the cell's
+value). Everything else is nbgrader's: the student and submission records (with the
+submission's timestamp), the sanitised notebooks in ``autograded/<student>/<assignment>/``,
+each grade cell's auto score, late penalties. So ``nbgrader export``, the formgrader and
+``nbgrader generate_feedback`` show our scores and checks.
+
+Then, through ``nbgrader.api.Gradebook``, every grade cell ``grade-<part>`` is checked to
+hold its part's score (set here where a student deleted the cell), a submission we could
+not grade is left for manual grading, and a student without a name gets their id as one.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
+
+from .. import assignment
+from ..core.results import GradedSubmission
+from ..reports import RESULTS_FILE
+from ..reports.gradecell import grade_cell_text
+from .course import CourseError, NbgraderCourse
+
+
+def read_report(reports: Path, student: str) -> GradedSubmission | None:
+    """``reports/<student>/results.json``, or None."""
+    try:
+        return GradedSubmission.from_gradescope(json.loads((Path(reports) / student / RESULTS_FILE).read_text("utf-8")))
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def _part_of(grade_id: str) -> str | None:
+    return grade_id[len(assignment.GRADE_CELL_PREFIX):] if grade_id.startswith(assignment.GRADE_CELL_PREFIX) else None
+
+
+class ScoreFromReports(NbGraderPreprocessor):
+    """Takes the place of nbgrader's ``Execute`` in ``Autograde``: each grade cell ``grade-<part>``
+    gets the output a grade cell would print and return under ``nbgrader autograde`` (the checks,
+    then the score), read from ``<reports>/<student>/results.json``; nothing is executed."""
+
+    reports = Unicode("", help="folder of the grader's reports, one <student>/results.json each").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        from nbformat.v4 import new_output
+
+        student = resources["nbgrader"]["student"]
+        graded = read_report(Path(self.reports), student)
+        if graded is None:
+            raise RuntimeError(f"no report for {student} in {self.reports}")
+        scores = graded.part_scores()
+        for cell in nb.cells:
+            if not assignment.is_grade_cell(cell):
+                continue
+            grade_id = str(assignment.nbgrader_metadata(cell).get("grade_id", ""))
+            part = _part_of(grade_id)
+            if part not in scores:
+                # not one of ours: nbgrader would have run it; we cannot, so a
+                # person grades it (an error output scores 0, and is flagged below)
+                cell.outputs = [new_output("error", ename="NotGraded", evalue=f"{grade_id}: not graded by the autograder",
+                                           traceback=[])]
+                continue
+            cell.outputs = [
+                new_output("stream", name="stdout", text=grade_cell_text(part, graded.checks_of(part))),
+                new_output("execute_result", data={"text/plain": f"{scores[part][0]:g}"}, execution_count=None),
+            ]
+        return nb, resources
+
+
+@dataclass
+class GradebookUpdate:
+    """What ``record`` did."""
+
+    written: list[str] = field(default_factory=list)  # students whose scores are in the gradebook
+    manual: list[str] = field(default_factory=list)  # students left for manual grading (our grader failed)
+    fixed: list[str] = field(default_factory=list)  # grade cells set here, not by nbgrader's converter
+    errors: list[str] = field(default_factory=list)
+    log: str = ""
+
+
+def record(course: NbgraderCourse, reports: Path, students: Iterable[str],
+           ungraded: Iterable[str] = ()) -> GradebookUpdate:
+    """Write the scores of ``students`` (their reports are in ``reports``) into the course's
+    gradebook and ``autograded/`` folder; ``ungraded`` (our grader failed on them) and students
+    without a report are left for manual grading."""
+    reports = Path(reports).resolve()
+    students, ungraded = sorted(students), set(ungraded)
+    update = GradebookUpdate()
+    graded = [s for s in students if s not in ungraded and read_report(reports, s) is not None]
+    update.manual = [s for s in students if s not in graded]
+    if graded:
+        _run_autograde_converter(course, reports, graded, update)
+    _check_scores(course, reports, graded, update)
+    _leave_for_a_person(course, update.manual)
+    _name_students(course, students)
+    return update
+
+
+def _autograde_preprocessors(app: Any) -> list:
+    """The course's Autograde pipeline with nbgrader's Execute replaced by ScoreFromReports."""
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute
+
+    configured = app.config.get("Autograde", {}).get("autograde_preprocessors")
+    pipeline = list(configured) if configured else Autograde.class_traits()["autograde_preprocessors"].default()
+    replaced = [ScoreFromReports if isinstance(pp, type) and issubclass(pp, Execute) else pp for pp in pipeline]
+    if ScoreFromReports not in replaced:
+        raise CourseError("the course's Autograde.autograde_preprocessors has no Execute step to replace")
+    return replaced
+
+
+def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list[str], update: GradebookUpdate) -> None:
+    from nbgrader.converters import Autograde, NbGraderException
+    from traitlets.config import Config
+
+    app = course.app
+    config = Config()
+    config.Autograde.autograde_preprocessors = _autograde_preprocessors(app)
+    config.ScoreFromReports.reports = str(reports)
+    app.update_config(config)
+    coursedir = app.coursedir
+    coursedir.assignment_id = course.assignment
+    coursedir.student_id = "*"
+    coursedir.notebook_id = "*"
+    coursedir.student_id_exclude = ",".join(sorted(set(course.submissions()) - set(graded)))
+    try:
+        with _log_to_buffer(app) as log, _in_folder(course.root), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SQLAlchemy's autoflush warnings from inside nbgrader
+            converter = Autograde(coursedir=coursedir, parent=app)
+            converter.force = True
+            converter.create_student = True
+            try:
+                converter.start()
+            except NbGraderException as exc:
+                update.errors.append(f"nbgrader could not write every submission ({exc or 'see its log'})")
+    finally:
+        coursedir.student_id_exclude = ""
+    update.log = log.getvalue()
+
+
+@contextmanager
+def _log_to_buffer(app: Any) -> Iterator[io.StringIO]:
+    """nbgrader's log (its usual warnings included: a grade cell's checksum "has changed" because the
+    gradebook's copy holds the hidden tests) goes to a buffer, shown only when something fails."""
+    log = io.StringIO()
+    handler = logging.StreamHandler(log)
+    handler.setFormatter(logging.Formatter("[%(levelname)s] %(message)s"))
+    saved_handlers, saved_level = list(app.log.handlers), app.log.level
+    for h in saved_handlers:
+        app.log.removeHandler(h)
+    app.log.addHandler(handler)
+    app.log.setLevel(logging.INFO)
+    try:
+        yield log
+    finally:
+        app.log.removeHandler(handler)
+        for h in saved_handlers:
+            app.log.addHandler(h)
+        app.log.setLevel(saved_level)
+
+
+@contextmanager
+def _in_folder(folder: Path) -> Iterator[None]:
+    saved = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(saved)
+
+
+def _check_scores(course: NbgraderCourse, reports: Path, graded: list[str], update: GradebookUpdate) -> None:
+    """Every grade cell ``grade-<part>`` of every graded student holds that part's score."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(course.db_url, course.coursedir.course_id) as gb:
+        for student in graded:
+            report = read_report(reports, student)
+            scores = {part: got for part, (got, _) in (report.part_scores() if report else {}).items()}
+            try:
+                submission = gb.find_submission(course.assignment, student)
+            except MissingEntry:
+                update.errors.append(f"{student}: nbgrader wrote no submission record")
+                continue
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    part = _part_of(grade.name)
+                    if part in scores and grade.auto_score != scores[part]:
+                        grade.auto_score = scores[part]
+                        grade.needs_manual_grade = grade.manual_score is not None
+                        update.fixed.append(f"{student}/{notebook.name}/{grade.name}")
+                    elif part not in scores and grade.cell.cell_type == "code":
+                        grade.needs_manual_grade = True
+            gb.db.commit()
+            update.written.append(student)
+
+
+def _leave_for_a_person(course: NbgraderCourse, students: list[str]) -> None:
+    """Submissions we could not grade: no auto score, every grade cell waiting for a person."""
+    from nbgrader.api import Gradebook
+
+    timestamps = {s: course.coursedir.get_existing_timestamp(str(p)) for s, p in course.submissions().items()}
+    with Gradebook(course.db_url, course.coursedir.course_id) as gb:
+        for student in students:
+            gb.update_or_create_student(student)
+            timestamp = timestamps.get(student)
+            submission = (gb.update_or_create_submission(course.assignment, student, timestamp=timestamp)
+                          if timestamp else gb.update_or_create_submission(course.assignment, student))
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    grade.auto_score = None
+                    grade.needs_manual_grade = True
+            gb.db.commit()
+
+
+def _name_students(course: NbgraderCourse, students: list[str]) -> None:
+    """A student record without a name shows as "None, None" in the formgrader: give it the id as
+    its last name (a roster imported with `nbgrader db student import` keeps its names)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(course.db_url, course.coursedir.course_id) as gb:
+        for student in students:
+            record = gb.update_or_create_student(student)
+            if record.first_name is None and record.last_name is None:
+                gb.update_or_create_student(student, last_name=student, first_name="")
+
+
+def write_gradebook(course: NbgraderCourse, out: Path, graded: list[GradedSubmission], parts: tuple[str, ...], *,
+                    quiet: bool) -> tuple[bool, str]:
+    """After a run with --nbgrader: the collected submissions' scores into the gradebook;
+    (success, a line for the run's closing summary)."""
+    import sys
+    import time
+
+    from ..core.results import Status
+    from ..reports import write_atomically
+
+    if set(parts) != set(assignment.PART_NAMES):
+        return True, "Gradebook: not written (only a full grading, every part, goes into the gradebook)."
+    start = time.perf_counter()
+    collected = set(course.submissions())
+    graded = [g for g in graded if g.id in collected]  # not the PATHs given besides --nbgrader
+    if not quiet:
+        print(f"\nWriting {len(graded)} submission(s) into the nbgrader gradebook ...", file=sys.stderr, flush=True)
+    try:
+        update = record(course, out, [g.id for g in graded],
+                        ungraded={g.id for g in graded if g.status is Status.GRADER_ERROR})
+    except Exception as exc:  # noqa: BLE001 - the reports stand; say why the gradebook does not
+        print(f"gradebook: could not write {course.db_url}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return False, f"Gradebook: NOT written ({type(exc).__name__}: {exc})"
+    for error in update.errors:
+        print(f"gradebook: {error}", file=sys.stderr)
+    if update.errors and update.log:
+        write_atomically(out / "nbgrader-gradebook.log", update.log)
+        print(f"gradebook: nbgrader's log is in {out / 'nbgrader-gradebook.log'}", file=sys.stderr)
+    line = (f"Gradebook: {course.db_url} ({len(update.written)} submission(s) scored"
+            + (f", {len(update.manual)} left for manual grading: {', '.join(update.manual)}" if update.manual else "")
+            + f"; autograded notebooks in {Path(course.coursedir.root) / course.coursedir.autograded_directory}"
+            + f"; {time.perf_counter() - start:.1f} s)")
+    return not update.errors, line

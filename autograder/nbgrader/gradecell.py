@@ -1,0 +1,37 @@
+"""Grading from inside an nbgrader grade cell, for courses that run `nbgrader autograde`.
+
+nbgrader runs the whole notebook in one kernel, then the grade cell. The cell calls
+`grade_part`, which reads the saved notebook (nbgrader autogrades the file it collected), keeps
+its answer cells and the release's setup cells, and grades them as the command-line grader does:
+with the course secret ($AUTOGRADER_SECRET) and the student's id, so the same student gets the
+same inputs, and the same score, both ways. It runs in the student's kernel, without a sandbox:
+`python -m autograder grade --nbgrader` is the safe way. The return value is the cell's partial
+credit.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..core.session import Job, TimeLimits, grade_one, in_process_backend
+from ..core.submission import read_submission
+from ..reports.gradecell import grade_cell_text
+
+
+def student_id() -> str:
+    """The student whose work nbgrader is autograding: it runs the notebook in
+    ``autograded/<student>/<assignment>/``. Elsewhere (an instructor trying the source notebook)
+    there is no student: ``notebook``."""
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":
+        return Path.cwd().parent.name
+    return "notebook"
+
+
+def grade_part(part: str, notebook: str = "attention.ipynb") -> float:
+    """Points earned on `part` by the notebook `notebook` in the current folder, with feedback printed."""
+    submission = read_submission(Path(notebook), student_id())
+    graded = grade_one(Job(submission, os.environ.get("AUTOGRADER_SECRET", ""), (part,)), in_process_backend,
+                       TimeLimits())
+    print(grade_cell_text(part, graded.checks_of(part), submission.problems), end="")
+    return graded.part_scores().get(part, (0.0, 0.0))[0]

@@ -1,0 +1,42 @@
+"""The class as a table: grades.csv (one row per submission: each part, the total, the status) and
+the same on the terminal, where every cell is made printable first."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from .. import assignment
+from ..core.results import GradedSubmission
+from ..text import printable
+
+
+def rows(graded: list[GradedSubmission]) -> list[dict[str, str]]:
+    """One row per submission, sorted by id; a part not graded in the run is empty."""
+    found = []
+    for g in sorted(graded, key=lambda g: g.id):
+        scores = g.part_scores()
+        row = {"submission": g.id, **{p: f"{scores[p][0]:g}" if p in scores else "" for p in assignment.PART_NAMES}}
+        row.update(total=f"{g.total:g}", max=f"{g.max_score:g}", status=g.status_text())
+        found.append(row)
+    return found
+
+
+def grades_csv(graded: list[GradedSubmission]) -> str:
+    buffer = io.StringIO()
+    fields = ["submission", *assignment.PART_NAMES, "total", "max", "status"]
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows(graded))
+    return buffer.getvalue()
+
+
+def class_table(graded: list[GradedSubmission]) -> str:
+    """The table printed at the end of a run."""
+    if not graded:
+        return "(no submissions)"
+    columns = ["submission", *assignment.PART_NAMES, "total", "status"]
+    body = [[printable(r[c], 120) for c in columns] for r in rows(graded)]
+    widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(columns)]
+    line = lambda cells: "  ".join(cell.ljust(w) for cell, w in zip(cells, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(columns), line(["-" * w for w in widths]), *map(line, body)])
