@@ -17,8 +17,9 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
+# Test files run on every core (pytest-xdist), each file in one worker; nothing writes __pycache__.
 test: venv
-	$(PY) -m pytest -q
+	PYTHONDONTWRITEBYTECODE=1 $(PY) -m pytest -q -n auto --dist loadfile
 
 # Grade a bundled sample class and print the class table (reports in .demo/reports/).
 demo: venv

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from pathlib import Path
 
 from . import assignment, reports
@@ -18,7 +19,7 @@ from .core.batch import ClassRun, LocalPool, grade_class
 from .core.results import Status
 from .core.submission import SubmissionError, submission_id
 from .core.worker import WorkerError, WorkerSettings
-from .isolation.sandbox import Limits
+from .isolation.limits import Limits
 
 DEFAULT_BUDGET_SECONDS = 600.0
 
@@ -44,10 +45,29 @@ def _parser() -> argparse.ArgumentParser:
                         f"fail as not run (default: {DEFAULT_BUDGET_SECONDS:g})")
     g.add_argument("--force", action="store_true", help="regrade submissions that already have up-to-date reports")
     g.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    g.add_argument("--dask", metavar="ADDRESS",
+                   help="grade on a Dask cluster: tcp://host:port, tls://host:port, a scheduler file, or local:N "
+                        "(a LocalCluster of N single-threaded worker processes)")
+    g.add_argument("--tls-ca-file", help="with a tls:// --dask address: the CA certificate")
+    g.add_argument("--tls-cert", help="with a tls:// --dask address: this client's certificate")
+    g.add_argument("--tls-key", help="with a tls:// --dask address: this client's private key")
     g.add_argument("--allow-weak-sandbox", action="store_true",
                    help="grade even where sandboxes could read the reference and the graders (no namespaces): "
                         "only where no student can profit, e.g. grading your own test submissions")
+    b = sub.add_parser("bench", add_help=False,
+                       help="time nbgrader autograde against this grader on a simulated class (in a checkout)")
+    b.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
+
+
+def bench_command(args: argparse.Namespace) -> int:
+    """`bench` builds its class from the assignment's source notebooks: it needs a checkout."""
+    if assignment.CHECKOUT_ROOT is None:
+        return _usage("bench needs a checkout of the project (it builds a class from assignments/)")
+    sys.path.insert(0, str(assignment.CHECKOUT_ROOT))
+    from tools.bench import main as bench_main
+
+    return bench_main(args.rest)
 
 
 def grade_command(args: argparse.Namespace) -> int:
@@ -76,7 +96,8 @@ def grade_command(args: argparse.Namespace) -> int:
     settings = WorkerSettings(secret=args.secret, call_seconds=args.timeout, budget_seconds=args.budget,
                               secrets=tuple(secrets + ([str(course.root)] if course else [])),
                               allow_weak=args.allow_weak_sandbox)
-    pool = LocalPool(settings, max(1, args.jobs))
+    pool = _pool(args, settings)
+    start = time.perf_counter()
     try:
         graded = grade_class(ClassRun(paths, out, parts, settings, force=args.force), pool, progress=not args.quiet)
     except WorkerError as exc:
@@ -95,7 +116,18 @@ def grade_command(args: argparse.Namespace) -> int:
         failed |= not written
     if not args.quiet:
         print("\n" + reports.where_reports_are(out, graded, gradebook_line), flush=True)
+        startup = f" (start-up {pool.startup_seconds:.1f} s)" if pool.startup_seconds is not None else ""
+        print(f"Graded {len(graded)} submission(s) in {time.perf_counter() - start:.1f} s{startup}.", flush=True)
     return 1 if failed else 0
+
+
+def _pool(args: argparse.Namespace, settings: WorkerSettings):
+    """Where the submissions are graded: worker processes here, or a Dask cluster."""
+    if args.dask:
+        from .core.cluster import DaskPool, security
+
+        return DaskPool(settings, args.dask, security(args.tls_ca_file, args.tls_cert, args.tls_key))
+    return LocalPool(settings, max(1, args.jobs))
 
 
 def _check_paths(paths: list[tuple[Path, str]], nbgrader: str | None) -> str:
@@ -120,6 +152,8 @@ def _usage(message: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     sys.dont_write_bytecode = True  # grading writes nothing but its reports
     args = _parser().parse_args(argv)
+    if args.command == "bench":
+        return bench_command(args)
     try:
         return grade_command(args)
     except SubmissionError as exc:

@@ -4,34 +4,48 @@ For every case the grader finishes with exit status 0, the honest submissions
 graded in the same run keep exactly the results they get in a run without the
 hostile ones, and the hostile submission earns no point its honest code would
 not. The sandbox is probed from inside (what a submission can read, write,
-signal or send), and afterwards nothing it tried may be left on the machine:
-no file outside its scratch folder, no process.
+signal, send or leave behind for a later sandbox), and afterwards nothing it
+tried may be left on the machine: no file outside its scratch folder, no
+process, no key in the kernel keyring, no change to the project or to the
+grader's home.
 
-Most cases go through the command line, as a course would grade them. Cases
-that need short limits (infinite loops, memory creep) go through
-`engine.grade` with a zygote of their own (tests/adversarial/engine_run.py).
+Most cases go through the command line, as a course would grade them, in one
+of two runs (`RUNS`): the main one, and a later one with another secret (what a
+sandbox left behind must not reach it) that also grades the timing part and the
+quiz. Cases that need short limits (infinite loops, memory creep) go through
+the engine with a zygote of their own (tests/adversarial/engine_run.py, the
+suite's only use of the grader's internals), beside the main run.
+
+By default the checkout is graded (the editable install of `make`); with
+AUTOGRADER_TEST_INSTALL=wheel the suite grades with a normal install of a
+wheel in a fresh environment, run from a folder outside the project
+(tests/adversarial/installed.py).
 """
 
 from __future__ import annotations
 
 import csv
+import ctypes
+import errno
 import hashlib
 import json
 import os
+import platform
 import random
 import re
 import shutil
+import signal
+import socket
 import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
-from autograder import sandbox, wire
-from autograder.student import Student
+from adversarial import installed as installing
 
 pytestmark = pytest.mark.slow
 
@@ -39,13 +53,38 @@ ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).parent / "adversarial"
 CORPUS = Path(__file__).parent / "corpus"
 SOURCE_NOTEBOOK = ROOT / "assignments" / "attention" / "attention.ipynb"
+ALL_PARTS = ("masks", "scaling", "heads", "positions", "timing", "quiz")
 PARTS = ("masks", "scaling", "heads")
 ENGINE_PARTS = ("masks",)
 ENGINE_LIMITS = {"call_seconds": 2.0, "cpu_seconds": 30, "memory_bytes": 2**30, "processes": 64}
 TOKEN = str(random.randrange(10**8, 10**9))  # digits: it is also a `sleep` argument
 SECRET = f"s3cr3t-{TOKEN}"
+OTHER_SECRET = f"s3cr3t-{TOKEN[::-1]}"
+SECRET_WORD = f"hunter2-{TOKEN}"  # in a file only root may read, which a case links to
 TWINS = {"base": "", "buggy_masks_fill_zero": (CORPUS / "buggy" / "masks_fill_zero.py").read_text()}
-PROTECTED = [ROOT / "autograder" / "graders" / "test_masks.py", ROOT / "attention_ref" / "masks.py"]
+INSTALL_MODE = os.environ.get("AUTOGRADER_TEST_INSTALL", "editable")  # "editable" (the checkout) or "wheel"
+DENY_LIST_PROBES = [Path("/opt") / f"adv-{TOKEN}" / "world-readable.txt", Path("/srv") / f"adv-{TOKEN}" / "world-readable.txt"]
+SPOOF = "spoofed_student"
+EMULATE = os.geteuid() == 0 and shutil.which("unshare") is not None  # a normal user, no namespaces: emulated as root
+
+
+@dataclass(frozen=True)
+class Run:
+    """One command-line grading run of some of the cases, next to the honest twins."""
+
+    parts: tuple[str, ...]
+    secret: str = SECRET
+    timeout: float = 10  # --timeout
+    wall: float = 600  # a run still going after this long is stopped and counted as hung
+    twins: tuple[str, ...] = tuple(TWINS)  # the honest submissions graded beside the cases
+
+
+# In the order they run: "later" must follow "main", whose keyring_writer it reads from. A run that
+# hangs on the old engine (a FIFO) is stopped after `wall`, and what it graded until then is kept.
+RUNS = {
+    "main": Run(PARTS),
+    "later": Run(("masks", "timing", "quiz"), secret=OTHER_SECRET, wall=240, twins=("base",)),
+}
 
 
 @dataclass(frozen=True)
@@ -61,16 +100,38 @@ class Case:
     known_issue: str = ""  # a grader bug this case finds, owned elsewhere: its test is expected to fail until fixed
     notebook: bytes | None = None  # a notebook case carries its file; the others are patches of base.py
     patch: str = ""
+    run: str = "main"  # which command-line run grades it (RUNS)
+    order: str = ""  # "first": the first submission of its run, graded at once beside the honest base.py
+    within: float = 0.0  # engine cases: at most this many call time limits in all
+    problem: str = ""  # text the submission's problem notes must carry
+    file: str = ""  # a folder case: the name of the patch's file in the folder ("" for none)
+    links: tuple[tuple[str, str], ...] = ()  # a folder case: (name, target) symbolic links in the folder
+    specials: tuple[tuple[str, str], ...] = ()  # a folder case: (name, "fifo" or "socket")
+    path_link: str = ""  # the submission PATH itself is a symbolic link to this target
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return ENGINE_PARTS if self.runner == "engine" else RUNS[self.run].parts
+
+    @property
+    def is_folder(self) -> bool:
+        return bool(self.file or self.links or self.specials)
 
 
 def _patch_cases() -> list[Case]:
     cases = []
     for path in sorted((HERE / "cases").glob("*.py")):
         text = path.read_text()
-        header = dict(re.findall(r"^# ([\w-]+): (.*)$", text.split("\n\n", 1)[0], re.M))
+        lines = re.findall(r"^# ([\w-]+): (.*)$", text.split("\n\n", 1)[0], re.M)
+        header = dict(lines)
+        links = tuple(tuple(v.split(" -> ", 1)) for k, v in lines if k == "link")
+        specials = tuple(tuple(v.split()) for k, v in lines if k == "special")
         cases.append(Case(path.stem, header["why"], header["earns"], header.get("runner", "cli"),
                           header.get("position", "bottom"), header.get("feedback", ""), header.get("known-issue", ""),
-                          patch=text))
+                          patch=text, run=header.get("run", "main"), order=header.get("order", ""),
+                          within=float(header.get("within", 0)), problem=header.get("problem", ""),
+                          file=header.get("file", ""), links=links, specials=specials,
+                          path_link=header.get("path-link", "")))
     return cases
 
 
@@ -107,6 +168,13 @@ def _notebook_cases() -> list[Case]:
     hostile[setup + 1:setup + 1] = [kill, fake_answer, fake_grade]
     tampered = {**notebook, "cells": hostile}
 
+    # A grade_id that ends the class table's row and draws a row of its own (the id shows in a problem note).
+    spoof_id = f"x\n\x1b[1A\x1b[2K\r{SPOOF}  20  20  10  graded\x1b[8m"
+    spoof_cell = {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": spoof_id, "solution": True, "grade": False}},
+                  "execution_count": None, "outputs": [], "source": "pass\n"}
+    spoofed = {**notebook, "cells": json.loads(json.dumps(cells)) + [spoof_cell, spoof_cell]}
+
+    deep = 100_000
     return [
         Case("nb_corrupt_json", "the notebook's JSON is cut in half", "nothing", feedback="not defined",
              notebook=text[: len(text) // 2].encode()),
@@ -116,40 +184,157 @@ def _notebook_cases() -> list[Case]:
         Case("nb_code_outside_answer_cells", "os._exit in the setup cell, in a plain code cell, in an answer cell the "
              "source does not have and in a grade cell: none of them may run", "base",
              notebook=json.dumps(tampered).encode()),
+        Case("nb_deeply_nested_json", f"the notebook is {deep:,} nested JSON lists: a recursive reader overflows "
+             "(RecursionError) and the failing student opts out of grading", "nothing",
+             notebook=b'{"cells": ' + b"[" * deep + b"]" * deep + b', "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'),
+        Case("nb_table_spoof", "a duplicated answer cell whose grade_id holds a newline and terminal escapes: "
+             "the class table printed on the terminal gets a forged row", "base", notebook=json.dumps(spoofed).encode()),
     ]
 
 
 CASES = _patch_cases() + _notebook_cases()
 BY_NAME = {c.name: c for c in CASES}
+HONEST_PARTS = tuple(p for p in ALL_PARTS if any(p in run.parts for run in RUNS.values()))
+
+
+def _fill(text: str, placeholders: dict[str, str]) -> str:
+    for key, value in placeholders.items():
+        text = text.replace(f"@{key}@", value)
+    return text
 
 
 def _source(case: Case, placeholders: dict[str, str]) -> bytes:
     if case.notebook is not None:
         return case.notebook
     base = (CORPUS / "base.py").read_text()
-    text = case.patch + "\n\n" + base if case.position == "top" else base + "\n\n" + case.patch
-    for key, value in placeholders.items():
-        text = text.replace(f"@{key}@", value)
-    return text.encode()
+    text = {"top": case.patch + "\n\n" + base, "alone": case.patch}.get(case.position, base + "\n\n" + case.patch)
+    return _fill(text, placeholders).encode()
 
 
-def _write_twins(folder: Path) -> None:
+def _materialize(case: Case, folder: Path, placeholders: dict[str, str]) -> Path:
+    """The case as the grader will see it in `folder`: a file, a folder of files, links and special files, or a link."""
+    if case.path_link:
+        target = _fill(case.path_link, placeholders)
+        path = folder / f"{case.name}{Path(target).suffix}"
+        path.symlink_to(target)
+        return path
+    if not case.is_folder:
+        path = folder / f"{case.name}{'.ipynb' if case.notebook is not None else '.py'}"
+        path.write_bytes(_source(case, placeholders))
+        return path
+    path = folder / case.name
+    path.mkdir()
+    for name, target in case.links:
+        (path / name).symlink_to(_fill(target, placeholders))
+    for name, kind in case.specials:
+        if kind == "fifo":
+            os.mkfifo(path / name)
+        else:  # a socket file: bound relative to its folder, as a full path may be too long for AF_UNIX
+            here = os.getcwd()
+            os.chdir(path)
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+                    server.bind(name)
+            finally:
+                os.chdir(here)
+    if case.file:
+        (path / case.file).write_bytes(_source(case, placeholders))
+    return path
+
+
+def _write_twins(folder: Path, names=tuple(TWINS)) -> list[Path]:
     base = (CORPUS / "base.py").read_text()
-    for name, patch in TWINS.items():
-        (folder / f"{name}.py").write_text(base + ("\n\n" + patch if patch else ""))
+    paths = []
+    for name in names:
+        patch = TWINS[name]
+        paths.append(folder / f"{name}.py")
+        paths[-1].write_text(base + ("\n\n" + patch if patch else ""))
+    return paths
 
 
-def _grade_cli(subs: Path, out: Path, extra_env: dict[str, str] | None = None, parts=PARTS, timeout: float = 10,
-               prefix: list[str] | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "AUTOGRADER_SECRET": SECRET, **(extra_env or {})}  # the secret never on a command line
-    command = [*(prefix or []), sys.executable, "-m", "autograder", "grade", *sorted(map(str, subs.iterdir())),
-               "--out", str(out), "--jobs", "2", "--parts", ",".join(parts), "--timeout", str(timeout), "--quiet"]
-    return subprocess.run(command, capture_output=True, text=True, timeout=900, env=env, cwd=ROOT)
+# ---- how the grader is run: the checkout (editable install) or a wheel in a fresh environment -------------
+
+
+@dataclass
+class Grader:
+    """How to run the grader under test."""
+
+    python: str
+    cwd: Path  # where it runs: the checkout, or a folder outside it (as on Gradescope)
+    install: Path  # the folder holding the attention_ref and autograder it grades with
+    env: dict[str, str]
+    engine_args: list[str] = field(default_factory=list)
+
+    def engine(self, job: dict, timeout: float = 900) -> dict:
+        """A job for tests/adversarial/engine_run.py, the suite's one use of the grader's internals."""
+        return self.engine_result(self.engine_start(job), timeout)
+
+    def engine_start(self, job: dict) -> subprocess.Popen:
+        process = subprocess.Popen([self.python, str(HERE / "engine_run.py"), *self.engine_args], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.cwd,
+                                   env={**self.env, "AUTOGRADER_SECRET": SECRET, "PYTHONDONTWRITEBYTECODE": "1"})
+        process.stdin.write(json.dumps(job))
+        process.stdin.close()
+        process.stdin = None  # so that communicate() only reads
+        return process
+
+    @staticmethod
+    def engine_result(process: subprocess.Popen, timeout: float = 900) -> dict:
+        stdout, stderr = process.communicate(timeout=timeout)
+        assert process.returncode == 0, stderr[-3000:]
+        return json.loads(stdout)
+
+
+@pytest.fixture(scope="session")
+def grader(tmp_path_factory) -> Grader:
+    # A normal environment: the grader may not lean on PYTHONDONTWRITEBYTECODE to keep the project clean.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if INSTALL_MODE == "editable":
+        return Grader(sys.executable, ROOT, ROOT, env)
+    assert INSTALL_MODE == "wheel", f"AUTOGRADER_TEST_INSTALL={INSTALL_MODE!r}: editable or wheel"
+    venv = installing.installed(tmp_path_factory)
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    return Grader(str(venv.python), elsewhere, venv.site,
+                  {k: v for k, v in venv.env().items() if k != "PYTHONDONTWRITEBYTECODE"}, ["--installed"])
+
+
+def _start_cli(grader: Grader, paths: list[Path], out: Path, parts=PARTS, timeout: float = 10, secret: str = SECRET,
+               prefix: list[str] | None = None, quiet: bool = True, env: dict[str, str] | None = None,
+               extra: list[str] | None = None) -> subprocess.Popen:
+    """A grading run, started."""
+    env = {**grader.env, "AUTOGRADER_SECRET": secret, **(env or {})}  # the secret never on a command line
+    command = [*(prefix or []), grader.python, "-m", "autograder", "grade", *map(str, paths), "--out", str(out),
+               "--jobs", "2", "--parts", ",".join(parts), "--timeout", str(timeout), *(["--quiet"] if quiet else []),
+               *(extra or [])]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=grader.cwd, start_new_session=True)
+
+
+def _finish_cli(process: subprocess.Popen, wall: float = 900) -> subprocess.CompletedProcess:
+    """The run's outcome; a run still going after `wall` seconds is killed, with all it started, and gets returncode None."""
+    try:
+        stdout, stderr = process.communicate(timeout=wall)
+        returncode = process.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)  # the grader, its workers and their zygotes (the sandboxes die with these)
+        stdout, stderr = process.communicate()
+        returncode = None
+    return subprocess.CompletedProcess(process.args, returncode, stdout, stderr)
+
+
+def _grade_cli(grader: Grader, paths: list[Path], out: Path, parts=PARTS, timeout: float = 10, wall: float = 900,
+               **options) -> subprocess.CompletedProcess:
+    """One grading run (see `_start_cli` for the options)."""
+    return _finish_cli(_start_cli(grader, paths, out, parts, timeout, **options), wall)
 
 
 def _read_reports(out: Path) -> dict[str, dict]:
-    """grades.csv rows and results.json checks by submission (no checks where the grader could not write them)."""
-    rows = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    """grades.csv rows and results.json checks by submission (no checks where the grader could not write them).
+    A run that never finished has no grades.csv: then the rows its submissions left (row.json), if any."""
+    if (out / "grades.csv").exists():
+        rows = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    else:
+        rows = {p.parent.name: json.loads(p.read_text()) for p in out.glob("*/row.json")}
     results = {sid: out / sid / "results.json" for sid in rows}
     return {sid: {"row": row, "tests": json.loads(results[sid].read_text())["tests"] if results[sid].exists() else []}
             for sid, row in rows.items()}
@@ -157,6 +342,27 @@ def _read_reports(out: Path) -> dict[str, dict]:
 
 def _digests(paths: list[Path]) -> dict[Path, str]:
     return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
+
+
+def _tree(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file and folder beneath `folder` (not .git) with its size and mtime: what grading must not change."""
+    found = {}
+    for path, folders, files in os.walk(folder):
+        # not .git, nor the browser test's npm folder (installed by that test, maybe while this one runs)
+        folders[:] = [f for f in folders if f not in (".git", "node_modules")]
+        for name in folders + files:
+            entry = os.path.join(path, name)
+            try:
+                st = os.lstat(entry)
+            except OSError:
+                continue
+            found[os.path.relpath(entry, folder)] = (st.st_size, st.st_mtime_ns)
+    return found
+
+
+def _tree_changes(before: dict, after: dict) -> dict[str, list[str]]:
+    return {"added": sorted(set(after) - set(before))[:20], "removed": sorted(set(before) - set(after))[:20],
+            "changed": sorted(k for k in set(before) & set(after) if before[k] != after[k])[:20]}
 
 
 def _marked_processes() -> list[str]:
@@ -181,67 +387,189 @@ def _marker_files(shallow: list[Path], deep: list[Path]) -> list[Path]:
     return found + [p for place in deep for p in place.rglob(f"*{TOKEN}*")]
 
 
+# ---- the kernel keyring, which no namespace separates ---------------------------------------------------
+
+_KEYCTL = {"aarch64": 219}.get(platform.machine(), 250)
+_KEYCTL_REVOKE, _KEYCTL_INVALIDATE = 3, 21
+
+
+def _keys() -> list[tuple[int, str]]:
+    """(serial, description) of the keys the cases stored (their descriptions carry the token) that this process can see."""
+    try:
+        lines = Path("/proc/keys").read_text().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        fields = line.split(None, 8)
+        if len(fields) == 9 and f"adv-keyring-{TOKEN}" in fields[8]:
+            found.append((int(fields[0], 16), fields[8].split(":")[0]))
+    return found
+
+
+def _remove_keys() -> list[str]:
+    """Invalidates the cases' keys (they are open to every uid); returns any it could not."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    left = []
+    for serial, description in _keys():
+        for op in (_KEYCTL_INVALIDATE, _KEYCTL_REVOKE):
+            if libc.syscall(ctypes.c_long(_KEYCTL), ctypes.c_long(op), ctypes.c_long(serial)) == 0:
+                break
+        else:
+            left.append(description)
+    return left
+
+
+# ---- the runs -----------------------------------------------------------------------------------------
+
+
 @pytest.fixture(scope="session")
-def weaknesses() -> list[str]:
+def weaknesses(grader) -> list[str]:
     """What this machine's sandbox cannot do (nothing, as root or with user namespaces)."""
-    zygote = sandbox.Zygote(sandbox.Limits(), [], [])
-    zygote.close()
-    return zygote.weaknesses
+    return grader.engine({"op": "weaknesses"})["weaknesses"]
 
 
 @pytest.fixture(scope="session")
-def runs(tmp_path_factory, weaknesses) -> dict:
-    """One run of the honest submissions alone, one with every command-line case, one through the engine."""
+def runs(tmp_path_factory, grader, weaknesses, request) -> dict:
+    """The honest submissions alone; then the main run, with the engine cases and the emulated environments
+    (a normal user, no namespaces) beside it; then the later run. Keys, and the files put in /opt and /srv,
+    are removed when the session ends."""
     if weaknesses:  # these cases write into the project, kill processes and fork hundreds of times
         pytest.skip(f"a weaker sandbox here would let hostile cases harm this machine: {'; '.join(weaknesses)}")
     work = tmp_path_factory.mktemp("adversarial")
-    honest, subs, engine_subs = work / "honest", work / "subs", work / "engine_subs"
-    for folder in (honest, subs, engine_subs):
-        folder.mkdir()
-    out, honest_out = work / "out", work / "honest_out"
-    placeholders = {"ROOT": str(ROOT), "OUT": str(out), "SUBS": str(subs), "TOKEN": TOKEN, "HOME": str(Path.home())}
-    _write_twins(honest)
-    _write_twins(subs)
-    _write_twins(engine_subs)
-    engine_paths = []
-    for case in CASES:
-        suffix = ".ipynb" if case.notebook is not None else ".py"
-        if case.runner == "engine":
-            path = engine_subs / f"{case.name}{suffix}"
-            path.write_bytes(_source(case, {**placeholders, "SUBS": str(engine_subs)}))
-            engine_paths += [path, engine_subs / "base.py"]  # base right after each: a crash must not carry over
-        else:
-            (subs / f"{case.name}{suffix}").write_bytes(_source(case, placeholders))
-        if case.earns == "as twin":  # the same code without its cheats, graded in the same run
-            honest_case = Case(case.name, case.why, "", patch=re.sub(r"^.*# cheat$\n?", "", case.patch, flags=re.M))
-            (subs / f"{case.name}__twin.py").write_bytes(_source(honest_case, placeholders))
-    protected = _digests(PROTECTED + [subs / "buggy_masks_fill_zero.py"])
+    home, tmpdir = work / "home", work / "tmp"
+    for folder in (home / ".config", home / ".ssh", tmpdir):
+        folder.mkdir(parents=True)
+    (home / ".bashrc").write_text("# the grader's home: grading must leave it as it is\n")
+    (home / ".ssh" / "id_ed25519").write_text("not a real key\n")
+    secret_file = work / "secret" / "course-secret.txt"
+    secret_file.parent.mkdir()
+    secret_file.write_text(f"the course secret is {SECRET_WORD}\n")
+    secret_file.chmod(0o600)
+    request.addfinalizer(_remove_keys)
+    made = []
+    for probe in DENY_LIST_PROBES:  # world-readable, in folders a deny-list does not name
+        try:
+            probe.parent.mkdir(mode=0o755)
+            probe.write_text(f"world-readable {TOKEN}\n")
+            probe.chmod(0o644)
+            made.append(probe)
+        except OSError:
+            pass
+    request.addfinalizer(lambda: [shutil.rmtree(p.parent, ignore_errors=True) for p in made])
 
-    honest_run = _grade_cli(honest, honest_out)
-    assert honest_run.returncode == 0, honest_run.stderr[-3000:]
+    env = {"HOME": str(home), "TMPDIR": str(tmpdir)}
+    base_placeholders = {"ROOT": str(ROOT), "HOME": str(home), "TOKEN": TOKEN, "INSTALL": str(grader.install),
+                         "SECRETFILE": str(secret_file), "CALL_SECONDS": f"{ENGINE_LIMITS['call_seconds']:g}"}
+    watched = {"project": ROOT, "home": home} | ({"installed": grader.install, "working folder": grader.cwd}
+                                                  if grader.install != ROOT else {})
+    # Python caches the modules a command imports as it starts, as for any program: that is not grading.
+    warm = subprocess.run([grader.python, "-m", "autograder", "grade", "--help"], capture_output=True, text=True,
+                          cwd=grader.cwd, env={**grader.env, **env}, timeout=300)
+    assert warm.returncode == 0, warm.stderr[-3000:]
+    trees = {name: _tree(folder) for name, folder in watched.items()}
+    protected_files = [ROOT / "autograder" / "graders" / "test_masks.py", ROOT / "attention_ref" / "masks.py",
+                       grader.install / "autograder" / "graders" / "test_masks.py", grader.install / "attention_ref" / "masks.py"]
+
+    honest, honest_out = work / "honest", work / "honest_out"
+    honest.mkdir()
     start = time.perf_counter()
-    hostile_run = _grade_cli(subs, out)
-    cli_seconds = time.perf_counter() - start
-    engine = subprocess.run([sys.executable, str(HERE / "engine_run.py")], capture_output=True, text=True, timeout=900,
-                            cwd=ROOT, env={**os.environ, "AUTOGRADER_SECRET": SECRET},
-                            input=json.dumps({"paths": [str(p) for p in engine_paths], "parts": ENGINE_PARTS,
-                                              "secret": SECRET, "limits": ENGINE_LIMITS}))
-    assert engine.returncode == 0, engine.stderr[-3000:]
-    engine_results = json.loads(engine.stdout)
+    honest_run = _grade_cli(grader, _write_twins(honest), honest_out, HONEST_PARTS, env=env)
+    assert honest_run.returncode == 0, honest_run.stderr[-3000:]
+    honest_seconds = time.perf_counter() - start
+
+    # The engine cases run beside the main run (neither grades the timing part); the later run, whose
+    # timing studies must have the machine to themselves and cpu_hog, once both are done.
+    engine_subs = work / "engine_subs"
+    engine_subs.mkdir()
+    engine_paths = []
+    for case in (c for c in CASES if c.runner == "engine"):
+        engine_paths += [_materialize(case, engine_subs, {**base_placeholders, "SUBS": str(engine_subs), "OUT": ""}),
+                         engine_subs / "base.py"]  # base right after each: a crash must not carry over
+    _write_twins(engine_subs)
+    engine_start = time.perf_counter()
+    engine_job = grader.engine_start({"op": "grade", "paths": [str(p) for p in engine_paths], "parts": ENGINE_PARTS,
+                                      "secret": SECRET, "limits": ENGINE_LIMITS})
+
+    variants = _start_variants(grader, work / "variants") if EMULATE else {}
+
+    cli, graded, seconds, outs = {}, {}, {"honest": honest_seconds}, {}
+    for run_name, run in RUNS.items():
+        subs, out = work / run_name / "subs", work / run_name / "out"
+        subs.mkdir(parents=True)
+        placeholders = {**base_placeholders, "SUBS": str(subs), "OUT": str(out)}
+        first, rest = [], []
+        for case in (c for c in CASES if c.runner == "cli" and c.run == run_name):
+            (first if case.order == "first" else rest).append(_materialize(case, subs, placeholders))
+            if case.earns == "as twin":  # the same code without its cheats, graded in the same run
+                honest_case = Case(f"{case.name}__twin", case.why, "",
+                                   patch=re.sub(r"^.*# cheat$\n?", "", case.patch, flags=re.M))
+                rest.append(_materialize(honest_case, subs, placeholders))
+        if run_name == "main":
+            protected_files.append(subs / "buggy_masks_fill_zero.py")
+        paths = first + _write_twins(subs, run.twins) + sorted(rest)
+        start = time.perf_counter()
+        cli[run_name] = _grade_cli(grader, paths, out, run.parts, run.timeout, run.wall, secret=run.secret, env=env,
+                                   quiet=run_name != "main")  # the main run prints its class table
+        seconds[run_name] = time.perf_counter() - start
+        graded[run_name], outs[run_name] = _read_reports(out), out
+        if engine_job is not None:
+            engine, engine_job = grader.engine_result(engine_job), None
+            seconds["engine (beside main)"] = time.perf_counter() - engine_start
+            variants = {name: (_finish_cli(process), out) for name, (process, out) in variants.items()}
+    protected = _digests([p for p in protected_files if p.exists()])
+    (work / "seconds.json").write_text(json.dumps({  # for a person reading the test's folder afterwards
+        "runs": seconds, "engine cases": {r["id"]: round(r["seconds"], 1) for r in engine["results"] if r["id"] != "base"},
+        "returncodes": {name: run.returncode for name, run in cli.items()}}, indent=1))
+
     return {
-        "work": work, "out": out, "subs": subs, "honest": _read_reports(honest_out), "cli": hostile_run,
-        "cli_seconds": cli_seconds, "graded": _read_reports(out),
-        "engine": engine_results, "protected": protected, "strays": _marked_processes(),
-        "markers": _marker_files([Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), ROOT, ROOT / "autograder", Path.home()],
-                                 [work]),
+        "work": work, "outs": outs, "honest": _read_reports(honest_out), "cli": cli, "seconds": seconds,
+        "graded": graded, "engine": engine, "protected": protected, "strays": _marked_processes(),
+        "markers": _marker_files([Path("/tmp"), Path("/var/tmp"), Path("/dev/shm"), ROOT, ROOT / "autograder", Path.home(),
+                                  grader.install, grader.install / "autograder"], [work]),
+        "trees": {name: (trees[name], _tree(folder)) for name, folder in watched.items()},
+        "tmpdir left": sorted(p.name for p in tmpdir.iterdir()), "keys": _keys(), "deny-list probes": made,
+        "secret file": secret_file, "variants": variants,
     }
+
+
+def _start_variants(grader: Grader, folder: Path) -> dict[str, tuple[subprocess.Popen, Path]]:
+    """Grading as a normal user (uid 1000 in a user namespace of its own) and as root of a container that allows
+    no new namespaces (refused, then allowed with --allow-weak-sandbox): small classes, part masks, started
+    to run beside the main run. Returns each run's process and --out folder."""
+    started = {}
+    normal_user = folder / "normal user"
+    paths = _small_class(normal_user, ["read_secrets", "kill_everything"], {
+        "ROOT": str(ROOT), "OUT": str(normal_user / "out"), "SUBS": str(normal_user / "subs"), "TOKEN": TOKEN,
+        "HOME": str(Path.home()), "INSTALL": str(grader.install)})
+    started["normal user"] = (_start_cli(grader, paths, normal_user / "out", parts=("masks",),
+                                         prefix=["unshare", "--user", "--map-user=1000", "--map-group=1000"]),
+                              normal_user / "out")
+    paths = _small_class(folder / "no namespaces", [], {})
+    forbid = "; ".join(f"echo 0 > /proc/sys/user/max_{kind}_namespaces" for kind in ("pid", "mnt", "net", "ipc", "user"))
+    prefix = ["unshare", "--user", "--map-root-user", "sh", "-c", f'{forbid}; exec "$@"', "sh"]
+    for name, extra in (("no namespaces", []), ("no namespaces, allowed", ["--allow-weak-sandbox"])):
+        out = folder / name.replace(",", "") / "out"
+        started[name] = (_start_cli(grader, paths, out, parts=("masks",), prefix=prefix, extra=extra), out)
+    return started
+
+
+def _small_class(folder: Path, names: list[str], placeholders: dict[str, str]) -> list[Path]:
+    subs = folder / "subs"
+    subs.mkdir(parents=True)
+    return _write_twins(subs) + [_materialize(BY_NAME[name], subs, placeholders) for name in names]
 
 
 def _results(runs: dict, name: str) -> list[dict]:
     """The checks of submission `name` (for the engine, the first time it was graded)."""
-    if BY_NAME.get(name) and BY_NAME[name].runner == "engine":
+    case = BY_NAME[name]
+    if case.runner == "engine":
         return next(r["tests"] for r in runs["engine"]["results"] if r["id"] == name)
-    return runs["graded"][name]["tests"]
+    return runs["graded"][case.run][name]["tests"]
+
+
+def _row(runs: dict, name: str) -> dict:
+    return runs["graded"][BY_NAME[name].run][name]["row"]
 
 
 def _subject(check_name: str) -> set[str]:
@@ -257,22 +585,43 @@ def _probe(tests: list[dict]) -> dict:
     raise AssertionError("the case did not report its probe:\n" + "\n".join(t["output"] for t in tests)[:3000])
 
 
-def test_grader_exits_0_with_every_hostile_submission(runs):
-    twins = {f"{c.name}__twin" for c in CASES if c.earns == "as twin"}
-    assert set(runs["graded"]) == {*TWINS, *twins, *(c.name for c in CASES if c.runner == "cli")}
-    statuses = {sid: entry["row"]["status"] for sid, entry in runs["graded"].items()}
+def _honest(runs: dict, sid: str, parts: tuple[str, ...]) -> dict[str, dict]:
+    """An honest submission's checks of `parts`, graded alone, by name."""
+    return {t["name"]: t for t in runs["honest"][sid]["tests"] if t["name"].split("/")[0] in parts}
+
+
+# ---- what every case must get ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("run_name", list(RUNS))
+def test_grader_exits_0_with_every_hostile_submission(runs, run_name):
+    run = runs["cli"][run_name]
+    assert run.returncode is not None, f"the {run_name} run was still going after {RUNS[run_name].wall:g} s: it hung"
+    graded = runs["graded"][run_name]
+    twins = {f"{c.name}__twin" for c in CASES if c.earns == "as twin" and c.run == run_name}
+    assert set(graded) == {*RUNS[run_name].twins, *twins, *(c.name for c in CASES if c.runner == "cli" and c.run == run_name)}
+    statuses = {sid: entry["row"]["status"] for sid, entry in graded.items()}
     errors = {sid for sid, status in statuses.items() if status.startswith("grader error")}
     known = {c.name for c in CASES if c.known_issue}
     assert errors <= known, {sid: statuses[sid] for sid in errors - known}
     if not errors:
-        assert runs["cli"].returncode == 0, runs["cli"].stderr[-3000:]
+        assert run.returncode == 0, run.stderr[-3000:]
 
 
-def test_honest_submissions_keep_exactly_their_results(runs):
-    for sid in TWINS:
-        alone, among = runs["honest"][sid], runs["graded"][sid]
-        assert among["tests"] == alone["tests"], sid
-        assert among["row"] == alone["row"], sid
+@pytest.mark.parametrize("run_name", list(RUNS))
+def test_honest_submissions_keep_exactly_their_results(runs, run_name):
+    """Beside every hostile case, base.py and a buggy variant get what they get alone: a CPU hog, a keyring
+    or a hang costs them nothing. Under another secret their inputs differ, so only their scores are compared."""
+    parts = RUNS[run_name].parts
+    for sid in RUNS[run_name].twins:
+        alone, among = _honest(runs, sid, parts), runs["graded"][run_name][sid]
+        got = {t["name"]: t for t in among["tests"]}
+        if RUNS[run_name].secret == SECRET:
+            assert got == alone, {n: (got.get(n), alone.get(n)) for n in set(got) | set(alone) if got.get(n) != alone.get(n)}
+        else:
+            assert {n: t["score"] for n, t in got.items()} == {n: t["score"] for n, t in alone.items()}, sid
+        columns = [*parts, "status"]
+        assert {c: among["row"][c] for c in columns} == {c: runs["honest"][sid]["row"][c] for c in columns}, sid
 
 
 @pytest.mark.parametrize("name", [pytest.param(c.name, marks=pytest.mark.xfail(reason=c.known_issue, strict=True))
@@ -280,10 +629,10 @@ def test_honest_submissions_keep_exactly_their_results(runs):
 def test_case_earns_nothing_unearned(runs, name):
     case = BY_NAME[name]
     if case.runner == "cli":
-        assert not runs["graded"][name]["row"]["status"].startswith("grader error"), runs["graded"][name]["row"]
+        assert name in runs["graded"][case.run], f"{name} was never graded (did its run hang?)"
+        assert not _row(runs, name)["status"].startswith("grader error"), _row(runs, name)
     tests = _results(runs, name)
-    base = {t["name"]: t["score"] for t in runs["honest"]["base"]["tests"] if t["name"].split("/")[0] in
-            (ENGINE_PARTS if case.runner == "engine" else PARTS)}
+    base = {n: t["score"] for n, t in _honest(runs, "base", case.parts).items()}
     got = {t["name"]: t["score"] for t in tests}
     assert set(got) == set(base), "not the same checks as base.py"
     internal = [t["output"] for t in tests if "Internal grader error" in t["output"] or t.get("internal")]
@@ -293,6 +642,9 @@ def test_case_earns_nothing_unearned(runs, name):
         assert got == base, {n: s for n, s in got.items() if s != base[n]}
     elif kind == "nothing":
         assert not any(got.values()), {n: s for n, s in got.items() if s}
+    elif kind == "at-most":
+        assert arg == "base", case.earns
+        assert all(score <= base[check] for check, score in got.items()), {n: (s, base[n]) for n, s in got.items() if s > base[n]}
     elif kind == "zero-on":
         functions = {f.strip() for f in arg.split(",")}
         for check, score in got.items():
@@ -300,7 +652,7 @@ def test_case_earns_nothing_unearned(runs, name):
             assert score == want, f"{check}: {score}, expected {want}\n" + next(t["output"] for t in tests if t["name"] == check)
         assert any(_subject(check) & functions for check in got), f"no check is about {functions}"
     elif kind == "as":
-        twin_tests = runs["graded"][f"{name}__twin"] if arg == "twin" else runs["honest"][arg.replace("/", "_")]
+        twin_tests = runs["graded"][case.run][f"{name}__twin"] if arg == "twin" else runs["honest"][arg.replace("/", "_")]
         twin = {t["name"]: t["score"] for t in twin_tests["tests"]}
         assert all(score <= twin[check] for check, score in got.items()), {n: (s, twin[n]) for n, s in got.items() if s > twin[n]}
     else:
@@ -308,15 +660,24 @@ def test_case_earns_nothing_unearned(runs, name):
     if case.feedback:
         failed = "\n".join(t["output"] for t in tests if t["status"] == "failed")
         assert case.feedback in failed, f"{case.feedback!r} not in:\n{failed[:3000]}"
+    if case.problem:
+        notes = _row(runs, name)["status"]
+        assert case.problem in notes, f"{case.problem!r} not in the problem notes: {notes[:1000]!r}"
 
 
 def test_every_case_is_graded_quickly_enough(runs):
-    """The whole command-line run (about 30 submissions on 2 workers) stays well under its time limits."""
-    assert runs["cli_seconds"] < 300
+    """Each run stays well under its time limits; a looping case costs about one time limit, not one per call
+    (nor two, with a reload under a limit of its own)."""
+    assert runs["seconds"]["main"] < 300
+    assert runs["seconds"]["later"] < 150
     seconds = {r["id"]: r["seconds"] for r in runs["engine"]["results"]}
     assert seconds["huge_expanded_tensor_timed"] < 20, "an expand() was materialised"
     for name in ("infinite_loop_at_import", "infinite_loop_in_function", "sigterm_ignored_loop", "trickle_reply"):
         assert seconds[name] < 40, f"{name} took {seconds[name]:.0f} s: a timeout was not enforced"
+    limit = ENGINE_LIMITS["call_seconds"]
+    slow = {c.name: f"{seconds[c.name]:.1f} s, over {c.within:g} time limits of {limit:g} s"
+            for c in CASES if c.within and seconds[c.name] > c.within * limit}
+    assert not slow, slow
 
 
 def test_a_crash_never_reaches_the_next_submission(runs):
@@ -327,6 +688,9 @@ def test_a_crash_never_reaches_the_next_submission(runs):
         assert {t["name"]: t["score"] for t in graded["tests"]} == full
 
 
+# ---- what a sandbox can reach -------------------------------------------------------------------------
+
+
 def test_sandbox_hides_the_graders_the_answers_and_the_secret(runs):
     found = _probe(_results(runs, "read_secrets"))
     leaks = {k: v for k, v in found.items() if isinstance(v, str) and not v.startswith("no")}
@@ -335,8 +699,8 @@ def test_sandbox_hides_the_graders_the_answers_and_the_secret(runs):
     assert found["memory scanned MB"] > 0
     assert found["visible pids"] == [1], found["visible pids"]
     assert set(found["home listing"]) <= _python_in_home(), found["home listing"]
-    everything = "\n".join(p.read_text(errors="replace") for p in runs["out"].rglob("*") if p.is_file())
-    assert SECRET not in everything
+    everything = "\n".join(p.read_text(errors="replace") for out in runs["outs"].values() for p in out.rglob("*") if p.is_file())
+    assert SECRET not in everything and OTHER_SECRET not in everything
 
 
 def _python_in_home() -> set[str]:
@@ -352,13 +716,79 @@ def _python_in_home() -> set[str]:
     return names
 
 
+def test_the_file_system_view_is_an_allow_list(runs):
+    """/proc/self/mountinfo names no hidden folder (the class roster, the reports, the project), and a
+    world-readable file in a folder nobody thought to hide (/opt, /srv) stays out of reach."""
+    found = _probe(_results(runs, "probe_filesystem_view"))
+    assert found["secret mount points"] == [], found["secret mount points"]
+    for label, probe in (("opt", DENY_LIST_PROBES[0]), ("srv", DENY_LIST_PROBES[1])):
+        if probe in runs["deny-list probes"]:
+            assert found[label].startswith("no"), (str(probe), found[label])
+
+
+def test_no_channel_between_sandboxes_through_the_kernel_keyring(runs):
+    """add_key, keyctl and request_key are refused (EPERM), nothing is stored, and no key outlives grading:
+    keyring_reader, graded later under another secret, finds nothing (its score: `earns: nothing`)."""
+    found = _probe(_results(runs, "keyring_writer"))
+    calls = {name: found.get(name) for name in ("add_key", "keyctl", "request_key")}
+    assert all(call and call[0] == -1 and call[1] == errno.EPERM for call in calls.values()), calls
+    assert found["stored"] == [], found
+    assert runs["keys"] == [], f"keys left in the kernel keyring after grading: {runs['keys']}"
+
+
+def test_links_and_special_files_are_never_followed(runs):
+    """What a symbolic link in a submission points to never reaches any report: not a file only root may
+    read, not /etc/shadow, not the reference."""
+    reports = [p for out in runs["outs"].values() for p in out.rglob("*") if p.is_file()]
+    text = "\n".join(p.read_text(errors="replace") for p in reports)
+    assert SECRET_WORD not in text
+    try:
+        shadow = [line for line in Path("/etc/shadow").read_text().splitlines() if len(line) >= 8]
+    except OSError:
+        shadow = []
+    assert not [line for line in shadow if line in text], "lines of /etc/shadow are in the reports"
+    masks_source = (ROOT / "attention_ref" / "masks.py").read_text()
+    assert not [line for line in masks_source.splitlines() if len(line) > 40 and line in text and "def " in line]
+
+
+def test_the_class_table_cannot_be_spoofed(runs):
+    """The table printed on the terminal escapes control characters: no escape sequence, no forged row."""
+    table = runs["cli"]["main"].stdout
+    assert "nb_table_spoof" in table, table[-3000:]
+    assert "\x1b" not in table, "an escape sequence reaches the terminal"
+    assert not [line for line in table.splitlines() if line.lstrip("\r").startswith(SPOOF)], "a forged row"
+
+
+def test_one_student_cannot_slow_another_down(runs):
+    """cpu_hog's 40 busy processes ran beside the honest submissions' timing studies (--jobs 2): each sandbox
+    gets its share of the CPU, and no more, so their real T² studies still pass."""
+    for sid in RUNS["later"].twins:
+        real = [t for t in runs["graded"]["later"][sid]["tests"] if "real study" in t["name"]]
+        assert real and all(t["status"] == "passed" for t in real), real
+
+
+# ---- what grading leaves behind ------------------------------------------------------------------------
+
+
 def test_nothing_is_left_outside_the_scratch_folder(runs):
     assert runs["markers"] == [], runs["markers"]
     assert _digests(list(runs["protected"])) == runs["protected"]
-    assert not list(runs["out"].rglob(".*.tmp*")), "a report was left half written"
-    for results in runs["out"].glob("*/results.json"):
-        json.loads(results.read_text())  # whole, never half written
-        assert results.stat().st_size < 500_000, f"{results} is bloated"
+    for out in runs["outs"].values():
+        assert not list(out.rglob(".*.tmp*")), "a report was left half written"
+        for results in out.glob("*/results.json"):
+            json.loads(results.read_text())  # whole, never half written
+            assert results.stat().st_size < 500_000, f"{results} is bloated"
+
+
+def test_grading_changes_nothing_in_the_project_or_the_home(runs):
+    """Grading a hostile class writes only into --out (and the sandboxes' private scratch): the project tree
+    (with its .venv), the installed package, the folder the grader runs in and the grader's home keep every
+    file, size and mtime, no __pycache__ appears (the graders' included, which pytest would cache rewritten),
+    and the grader's TMPDIR is left empty. Only what `python -m autograder grade --help` caches as it starts
+    may be there already."""
+    changes = {name: _tree_changes(before, after) for name, (before, after) in runs["trees"].items()}
+    assert not {name: c for name, c in changes.items() if any(c.values())}, changes
+    assert runs["tmpdir left"] == [], runs["tmpdir left"]
 
 
 def test_no_process_outlives_grading(runs):
@@ -377,7 +807,8 @@ def test_a_reference_part_cannot_be_smuggled_between_parts(runs):
 
 
 def test_notebook_problems_are_reported(runs):
-    problems = {sid: runs["graded"][sid]["row"]["status"] for sid in ("nb_corrupt_json", "nb_deleted_and_duplicated_cells")}
+    problems = {sid: runs["graded"]["main"][sid]["row"]["status"]
+                for sid in ("nb_corrupt_json", "nb_deleted_and_duplicated_cells")}
     assert "unreadable notebook" in problems["nb_corrupt_json"]
     assert "masks-causal_mask is missing" in problems["nb_deleted_and_duplicated_cells"]
     assert "appears more than once" in problems["nb_deleted_and_duplicated_cells"]
@@ -386,27 +817,7 @@ def test_notebook_problems_are_reported(runs):
 # ---- the sandbox itself ------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def zygote():
-    z = sandbox.Zygote(sandbox.Limits(call_seconds=10), [ROOT / "attention_ref", ROOT / "autograder" / "graders"], [])
-    yield z
-    z.close()
-
-
-def test_spawning_a_sandbox_stays_cheap(zygote):
-    load = wire.encode({"op": "load", "target": None, "args": [], "kwargs": {}, "cells": [], "inject": []})
-    times = []
-    for _ in range(25):
-        start = time.perf_counter()
-        channel = sandbox.SandboxChannel(zygote)
-        assert wire.decode(channel(load))["ok"]
-        channel.close()
-        times.append(time.perf_counter() - start)
-    assert statistics.median(times[1:]) < 0.1, times
-
-
-def test_a_sandbox_has_no_capabilities_and_no_network(zygote):
-    code = """
+FACTS = """
 import os, socket, subprocess
 def facts():
     status = dict(line.split(":\\t", 1) for line in open("/proc/self/status").read().splitlines() if ":\\t" in line)
@@ -420,39 +831,45 @@ def facts():
     return {"CapEff": status["CapEff"].strip(), "NoNewPrivs": status["NoNewPrivs"].strip(), "uid": os.getuid(),
             "network": network, "shell": shell.stdout, "pid": os.getpid()}
 """
-    if zygote.weaknesses:
-        pytest.skip(f"weaker sandbox here: {zygote.weaknesses}")
-    student = Student(sandbox.SandboxChannel(zygote))
-    assert student.load([("facts", code)], []) == []
-    facts = student.call("facts")
+
+
+@pytest.fixture(scope="module")
+def sandbox_facts(grader) -> dict:
+    """One engine job: 25 sandboxes spawned and timed, then FACTS from inside one."""
+    return grader.engine({"op": "sandbox", "count": 25, "code": FACTS})
+
+
+def test_spawning_a_sandbox_stays_cheap(sandbox_facts):
+    times = sandbox_facts["times"]
+    assert statistics.median(times[1:]) < 0.1, times
+
+
+def test_a_sandbox_has_no_capabilities_and_no_network(sandbox_facts):
+    if sandbox_facts["weaknesses"]:
+        pytest.skip(f"weaker sandbox here: {sandbox_facts['weaknesses']}")
+    facts = sandbox_facts["facts"]
     assert facts["CapEff"] == "0000000000000000" and facts["NoNewPrivs"] == "1", facts
     assert "CapEff:\t0000000000000000" in facts["shell"], facts  # a program it runs gets no capability back
     assert facts["pid"] == 1 and facts["network"] != "connected", facts
     if os.geteuid() == 0:
-        assert facts["uid"] >= sandbox.SANDBOX_UID_BASE, facts
+        assert facts["uid"] not in (0, os.getuid()), facts  # a uid of its own
 
 
-# ---- as a normal user, and where the system allows no namespaces ---------------------
+# ---- as a normal user, and where the system allows no namespaces (graded beside the main run) --------------
 
-needs_root = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="emulated with unshare, as root")
+needs_root = pytest.mark.skipif(not EMULATE, reason="emulated with unshare, as root")
 
 
-def _small_class(folder: Path, names: list[str], placeholders: dict[str, str]) -> Path:
-    subs = folder / "subs"
-    subs.mkdir()
-    _write_twins(subs)
-    for name in names:
-        (subs / f"{name}.py").write_bytes(_source(BY_NAME[name], placeholders))
-    return subs
+@pytest.fixture(scope="module")
+def base_alone(runs) -> list[dict]:
+    """base.py's masks checks graded on its own, as root (in the honest run): what the emulated runs must match."""
+    return [t for t in runs["honest"]["base"]["tests"] if t["name"].startswith("masks/")]
 
 
 @needs_root
-def test_as_a_normal_user_the_sandbox_still_isolates(tmp_path, base_alone):
+def test_as_a_normal_user_the_sandbox_still_isolates(runs, base_alone):
     """A normal user (uid 1000 in a user namespace of its own) gets user and PID namespaces: the same protection."""
-    out = tmp_path / "out"
-    subs = _small_class(tmp_path, ["read_secrets", "kill_everything"], {"ROOT": str(ROOT), "OUT": str(out),
-                        "SUBS": str(tmp_path / "subs"), "TOKEN": TOKEN, "HOME": str(Path.home())})
-    run = _grade_cli(subs, out, parts=("masks",), prefix=["unshare", "--user", "--map-user=1000", "--map-group=1000"])
+    run, out = runs["variants"]["normal user"]
     assert run.returncode == 0, run.stderr[-3000:]
     assert "weaker sandbox" not in run.stderr, run.stderr
     graded = _read_reports(out)
@@ -464,27 +881,16 @@ def test_as_a_normal_user_the_sandbox_still_isolates(tmp_path, base_alone):
     assert all(t["score"] == t["max_score"] for t in graded["kill_everything"]["tests"])
 
 
-@pytest.fixture(scope="module")
-def base_alone(tmp_path_factory) -> list[dict]:
-    """base.py's masks checks graded on its own, as root: what the emulated runs must match."""
-    folder = tmp_path_factory.mktemp("alone")
-    (folder / "subs").mkdir()
-    (folder / "subs" / "base.py").write_text((CORPUS / "base.py").read_text())
-    run = _grade_cli(folder / "subs", folder / "out", parts=("masks",))
-    assert run.returncode == 0, run.stderr[-3000:]
-    return _read_reports(folder / "out")["base"]["tests"]
-
-
 @needs_root
-def test_without_namespaces_grading_still_works_and_says_so_once(tmp_path, base_alone):
-    """Root of a container that allows no new namespaces: weaker isolation, one line on stderr, the same scores."""
-    out = tmp_path / "out"
-    subs = _small_class(tmp_path, [], {})
-    forbid = "; ".join(f"echo 0 > /proc/sys/user/max_{kind}_namespaces" for kind in ("pid", "mnt", "net", "ipc", "user"))
-    run = _grade_cli(subs, out, parts=("masks",),
-                     prefix=["unshare", "--user", "--map-root-user", "sh", "-c", f'{forbid}; exec "$@"', "sh"])
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stderr.count("weaker sandbox") == 1, run.stderr
+def test_without_namespaces_grading_is_refused_unless_allowed(runs, base_alone):
+    """Root of a container that allows no new namespaces, where a sandbox could read the reference and the
+    graders: grading is refused (exit status 3, saying why) unless --allow-weak-sandbox, and then it works,
+    says so once on stderr, and gives the same scores."""
+    (refused, refused_out), (allowed, out) = runs["variants"]["no namespaces"], runs["variants"]["no namespaces, allowed"]
+    assert refused.returncode == 3 and "refused" in refused.stderr, (refused.returncode, refused.stderr[-3000:])
+    assert not (refused_out / "base").exists(), "a submission was graded where grading was refused"
+    assert allowed.returncode == 0, allowed.stderr[-3000:]
+    assert allowed.stderr.count("weaker sandbox") == 1, allowed.stderr
     graded = _read_reports(out)
     assert graded["base"]["tests"] == base_alone
     assert graded["buggy_masks_fill_zero"]["row"]["status"] == "graded"

@@ -38,6 +38,7 @@ ASSIGNMENT = C.ASSIGNMENT
 # Non-adversarial students (nbgrader autograde runs student code in the kernel
 # that grades it: hostile ones are for our grader only, see the demo test).
 STUDENTS = ("ada", "ben", "cleo", "eli", "hana")
+SECRET = "integration"
 PART_POINTS = {"masks": 20, "scaling": 20, "heads": 20, "positions": 15, "timing": 15, "quiz": 18}
 
 
@@ -65,7 +66,7 @@ def autograded(course, work) -> C.Course:
     shutil.copytree(course.work, copy.work, symlinks=True)
     # the copy's nbgrader_config.py finds its own root; only the kernel path
     # and Jupyter folders must point into the copy
-    copy.autograde()
+    copy.autograde(env={"AUTOGRADER_SECRET": SECRET})  # the same inputs per student as ours
     return copy
 
 
@@ -74,7 +75,7 @@ def graded(course, autograded) -> tuple[Path, float]:
     """Our grader, in the course root (after the copy was taken)."""
     out = course.work / "reports"
     start = time.perf_counter()
-    proc = C.grade_course(course, out, "--secret", "integration")
+    proc = C.grade_course(course, out, "--secret", SECRET)
     elapsed = time.perf_counter() - start
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return out, elapsed
@@ -127,6 +128,32 @@ def test_same_scores_as_nbgrader_autograde(course, graded, autograded):
     for student in STUDENTS:
         for column in ("raw_score", "score", "max_score", "late_submission_penalty", "timestamp"):
             assert exported_ours[student][column] == exported_theirs[student][column], (student, column)
+
+
+def test_under_nbgrader_autograde_every_grade_cell_scores_through_grade_part(autograded):
+    """In nbgrader's own autograde, the hidden tests are back in every grade cell, the visible part
+    prints nothing, and each cell's value is its score: no error and no stderr (nbgrader gives 0 for
+    either); the solution earns the maximum, the untouched release 0."""
+    from nbgrader.api import Gradebook
+
+    for student in ("ada", "ben"):
+        for name in ("attention", "quiz"):
+            notebook = nbformat.read(autograded.root / "autograded" / student / ASSIGNMENT / f"{name}.ipynb", 4)
+            grade_cells = [c for c in notebook.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
+            assert grade_cells, name
+            for cell in grade_cells:
+                assert "grade_part(" in cell.source, cell.source  # restored from the gradebook
+                bad = [o for o in cell.outputs if o.output_type == "error" or
+                       (o.output_type == "stream" and o.name == "stderr")]
+                assert not bad, f"{student}: {name}: nbgrader zeroes a grade cell with {bad}"
+                assert any(o.output_type == "execute_result" for o in cell.outputs), f"{student}: {name}"
+                shown = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+                assert "self-checks pass" not in shown and "answers are right" not in shown, shown
+    with Gradebook("sqlite:///" + str(autograded.root / "gradebook.db")) as gb:
+        max_score = gb.find_assignment(ASSIGNMENT).max_score
+        assert max_score == sum(PART_POINTS.values())
+        assert gb.find_submission(ASSIGNMENT, "ada").score == max_score
+        assert gb.find_submission(ASSIGNMENT, "ben").score == 0
 
 
 def test_gradebook_records_look_like_autogrades(course, graded, autograded):
@@ -182,7 +209,7 @@ def test_rerun_regrades_only_resubmissions(course, graded):
     touched = course.root / "submitted" / "ben" / ASSIGNMENT / "quiz.ipynb"
     later = max(before.values()) + 60
     os.utime(touched, (later, later))  # as a later `nbgrader collect --update` would leave it
-    proc = C.grade_course(course, out, "--secret", "integration")
+    proc = C.grade_course(course, out, "--secret", SECRET)
     assert proc.returncode == 0, proc.stderr[-3000:]
     after = {s: (out / s / "results.json").stat().st_mtime for s in STUDENTS}
     assert [s for s in STUDENTS if after[s] != before[s]] == ["ben"]
@@ -245,7 +272,7 @@ def test_demo_class_scores_as_expected(tmp_path):
     assert len(students) >= 12
     course = demo.build(tmp_path / "demo", students, say=lambda _m: None)
     out = tmp_path / "demo" / "reports"
-    proc = demo.grade(course, out, quiet=True)
+    proc = demo.grade(course, out, quiet=True, timeout=5)  # the student with an infinite loop costs this once
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     problems = demo.check_pattern(students, out)
     assert not any(problems.values()), {k: v for k, v in problems.items() if v}

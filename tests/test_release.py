@@ -4,9 +4,15 @@
 * the release leaks nothing: no solution, hidden test, grader import or quiz
   answer;
 * the release runs top to bottom, every self-check saying "not implemented
-  yet" / "not answered yet";
+  yet" / "not answered yet", and each grade cell failing with a short list of
+  what is left (so nbgrader's Validate fails on the release and on a wrong
+  quiz answer), while under ``nbgrader autograde`` that visible part is silent;
+* what students see: names they can see (no lesson file names), symbols the
+  DejaVu fonts draw, a timing study whose slope stays in the promised band;
+* the public self-checks accept every module layout SPEC.md allows;
 * nbgrader's own workflow (generate, release, fetch, submit, collect,
-  autograde) gives the solution full marks and the untouched release 0.
+  autograde) gives the solution full marks and the untouched release 0, and
+  the README's instructor commands work exactly as written.
 
 Everything runs in temporary folders: the repository, its gradebook and the
 user's Jupyter configuration are never touched.
@@ -15,15 +21,20 @@ user's Jupyter configuration are never touched.
 from __future__ import annotations
 
 import filecmp
+import importlib.util
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import nbformat
 import pytest
 
-from autograder import release as rel
-from autograder.course import make_course_root
+from tools import release as rel
+from tools.course import make_course_root
 
 ROOT = rel.ROOT
 ASSIGNMENT = rel.ASSIGNMENT
@@ -31,7 +42,7 @@ SOURCE = ROOT / "assignments" / ASSIGNMENT
 RELEASE = ROOT / "release" / ASSIGNMENT
 SOLUTIONS = ROOT / "solutions" / ASSIGNMENT
 NOTEBOOKS = rel.source_notebooks(SOURCE)
-HINT = "run `make release` (python -m autograder.release) and commit release/ and solutions/"
+HINT = "run `make release` (python -m tools.release) and commit release/ and solutions/"
 
 
 # --------------------------------------------------------------------------
@@ -120,7 +131,7 @@ def test_solution_sources_are_up_to_date():
         view = lambda nb: [(c.get("id"), c.cell_type, c.source) for c in nb.cells]  # noqa: E731
         assert view(old) == view(new), f"solutions/{ASSIGNMENT}/{name} drifted from assignments/: {HINT}"
     for helper in rel.HELPERS:
-        assert filecmp.cmp(SOURCE / helper, SOLUTIONS / helper, shallow=False), (
+        assert (SOLUTIONS / helper).read_text(encoding="utf-8") == rel.generated_text(SOURCE / helper), (
             f"solutions/{ASSIGNMENT}/{helper} differs from assignments/: {HINT}")
 
 
@@ -154,8 +165,14 @@ def output_view(cell) -> list:
     return view
 
 
+def is_grade_cell(cell) -> bool:
+    return bool(cell.metadata.get("nbgrader", {}).get("grade"))
+
+
 def test_committed_solutions_pass_their_checks():
-    """The answer key shows every self-check passing and every quiz answer right."""
+    """The answer key shows every self-check passing, every quiz answer right
+    and every grade cell's ✔ summary with no error: what nbgrader's Validate
+    counts as passing."""
     for name in NOTEBOOKS:
         nb = read(SOLUTIONS / name)
         assert not rel.failed_self_checks(nb), (
@@ -165,6 +182,11 @@ def test_committed_solutions_pass_their_checks():
                 assert text_of(cell).lstrip().startswith("✔"), (name, cell.source, text_of(cell))
             if "quizcheck.check(" in cell.source:
                 assert "right!" in text_of(cell), (name, cell.source, text_of(cell))
+            if is_grade_cell(cell):
+                summary = text_of(cell)
+                assert summary.startswith("✔ ") and ("self-checks pass" in summary or "answers are right" in summary), (
+                    name, summary)
+                assert all(o.output_type == "stream" and o.name == "stdout" for o in cell.outputs), cell.outputs
         assert all(not c.metadata.get("execution") for c in nb.cells)
 
 
@@ -351,7 +373,10 @@ def test_one_run_equals_two_plain_nbgrader_runs(tmp_path, fresh_release):
     out = root / "release" / ASSIGNMENT
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in fresh_release.iterdir())
     for path in sorted(fresh_release.iterdir()):
-        assert filecmp.cmp(path, out / path.name, shallow=False), path.name
+        if path.suffix == ".ipynb":
+            assert filecmp.cmp(path, out / path.name, shallow=False), path.name
+        else:  # `make release` adds the line that says a helper is generated
+            assert path.read_text(encoding="utf-8") == rel.generated_text(out / path.name), path.name
     assert rel.gradebook_notebooks(root) == sorted(Path(n).stem for n in NOTEBOOKS)
 
 
@@ -388,13 +413,45 @@ def stderr_of(nb) -> list[str]:
             if out.output_type == "stream" and out.name == "stderr"]
 
 
+def grade_cell_errors(nb) -> dict[str, str]:
+    """grade_id -> the error a grade cell shows ("" when none); any other cell's error fails."""
+    errors = {}
+    for cell in code_cells(nb):
+        shown = [f"{o.ename}: {o.evalue}" for o in cell.outputs if o.output_type == "error"]
+        if is_grade_cell(cell):
+            errors[cell.metadata["nbgrader"]["grade_id"]] = "\n".join(shown)
+        else:
+            assert not shown, (cell.source, shown)
+    return errors
+
+
+def section_functions(part: str) -> list[str]:
+    """The names a section's answer cells define, in notebook order."""
+    prefix = f"{part}-"
+    return [c.metadata["nbgrader"]["grade_id"][len(prefix):] for c in code_cells(read(SOURCE / "attention.ipynb"))
+            if c.metadata.get("nbgrader", {}).get("grade_id", "").startswith(prefix)]
+
+
 def test_release_attention_runs_top_to_bottom(fresh_release, jupyter_dir, tmp_path):
+    """Every cell runs (the grade cells may fail: they are tagged raises-exception),
+    every self-check says "not implemented yet", and each grade cell fails with
+    a short message naming its section and every function of it as not done."""
     nb = run_release_notebook("attention.ipynb", fresh_release, jupyter_dir, tmp_path)
     checks = [c for c in code_cells(nb) if "selfcheck.check_" in c.source]
     assert len(checks) >= 20
     for cell in checks:
         assert "not implemented yet" in text_of(cell), (cell.source, text_of(cell))
     assert not stderr_of(nb)
+    errors = grade_cell_errors(nb)
+    assert sorted(errors) == ["grade-heads", "grade-masks", "grade-positions", "grade-scaling", "grade-timing"]
+    for grade_id, error in errors.items():
+        part = grade_id.removeprefix("grade-")
+        title = selfcheck_module().SECTIONS[part][0]
+        assert error.startswith(f"AssertionError: {title}: not finished\n  not done yet: "), error
+        assert error.endswith("\n  (the self-check under each function says more)"), error
+        assert max(len(line) for line in error.splitlines()[1:]) <= 76 and len(error) < 400, error
+        for name in section_functions(part):
+            assert name in error, (name, error)
 
 
 def test_release_quiz_runs_top_to_bottom(fresh_release, jupyter_dir, tmp_path):
@@ -404,85 +461,358 @@ def test_release_quiz_runs_top_to_bottom(fresh_release, jupyter_dir, tmp_path):
     for cell in checks:
         assert "not answered yet" in text_of(cell), (cell.source, text_of(cell))
     assert not stderr_of(nb)
+    errors = grade_cell_errors(nb)
+    assert list(errors) == ["grade-quiz"]
+    lines = errors["grade-quiz"].splitlines()
+    assert lines[0] == "AssertionError: quiz: not finished" and lines[1].startswith("  not answered yet: q01, q02, ")
+    assert lines[-1] == "  (the check under each question says more)" and len(lines) == 4, lines
+    assert all(q in errors["grade-quiz"] for q in quiz_answers())
+
+
+def test_grade_cells_tell_where_each_part_stands(fresh_release):
+    """Each grade cell's visible part runs its section's summary before the
+    hidden tests (which nbgrader removes from the release), and is tagged
+    raises-exception so that Restart & Run All goes on past it."""
+    for name, call in (("attention.ipynb", "selfcheck.what_is_left("), ("quiz.ipynb", "quizcheck.what_is_left(")):
+        source_cells = [c for c in code_cells(read(SOURCE / name)) if is_grade_cell(c)]
+        released = {c.metadata["nbgrader"]["grade_id"]: c for c in code_cells(read(fresh_release / name))
+                    if is_grade_cell(c)}
+        assert source_cells and len(released) == len(source_cells)
+        for cell in source_cells:
+            visible, hidden = cell.source.split("### BEGIN HIDDEN TESTS")
+            assert call in visible and "assert not todo, todo" in visible, cell.source
+            assert "grade_part(" in hidden
+            assert "raises-exception" in cell.metadata.get("tags", [])
+            shipped = released[cell.metadata["nbgrader"]["grade_id"]]
+            assert shipped.source.strip() == visible.strip()
+            assert "raises-exception" in shipped.metadata.get("tags", [])
 
 
 # --------------------------------------------------------------------------
 # nbgrader's own workflow
 
 
-def grade_cell_outputs(notebook: Path) -> dict[str, list]:
-    nb = read(notebook)
-    return {c.metadata["nbgrader"]["grade_id"]: c.outputs for c in code_cells(nb)
-            if c.metadata.get("nbgrader", {}).get("grade")}
+# --------------------------------------------------------------------------
+# the public helpers, as students run them
+
+
+def load_helper(name: str) -> ModuleType:
+    """A fresh import of a public helper from the source folder (as a student's kernel imports it)."""
+    spec = importlib.util.spec_from_file_location(f"_release_test_{name}", SOURCE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def selfcheck_module() -> ModuleType:
+    return load_helper("selfcheck")
+
+
+def quizcheck_module() -> ModuleType:
+    return load_helper("quizcheck")
+
+
+def test_summaries_are_silent_while_nbgrader_autogrades(monkeypatch, capsys):
+    """Under ``nbgrader autograde`` the grade cells' visible part runs nothing,
+    prints nothing and passes: the hidden tests alone decide the score."""
+    selfcheck, quizcheck = selfcheck_module(), quizcheck_module()
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert all(selfcheck.what_is_left(part, {}) == "" for part in selfcheck.SECTIONS)
+    assert quizcheck.what_is_left({}) == ""
+    assert capsys.readouterr() == ("", "")
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")  # Validate: the summary counts
+    assert selfcheck.what_is_left("masks", {}).startswith(
+        "1. Masks: not finished\n  not defined (run its answer cell): causal_average")
+    assert quizcheck.what_is_left({}).startswith("quiz: not finished\n  not answered yet: q01, q02")
+
+
+def test_quiz_summary_names_unanswered_malformed_and_wrong_answers(capsys):
+    quizcheck = quizcheck_module()
+    answers = {f"answer_{q}": letter for q, letter in quiz_answers().items()}
+    assert quizcheck.what_is_left(answers) == ""
+    assert capsys.readouterr().out == f"✔ quiz: all {len(answers)} answers are right\n"
+    wrong = "a" if answers["answer_q03"] != "a" else "b"
+    answers.update(answer_q01=None, answer_q02=" X ", answer_q03=wrong.upper())
+    assert quizcheck.what_is_left(answers) == ("quiz: not finished\n  not answered yet: q01\n"
+                                               "  not one of a-d: q02\n  not right yet (✘): q03\n"
+                                               "  (the check under each question says more)")
+
+
+MODULE_LAYOUTS = '''
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+@dataclass
+class Config:
+    d_model: int
+    n_heads: int
+    block_size: int = 128
+    dropout: float = 0.0
+
+
+class NanoStyle(nn.Module):
+    """A causal mask registered as a buffer, dropout layers at 0, a dataclass config."""
+
+    persistent = True
+
+    def __init__(self, d_model: int, n_heads: int):
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        self.config = Config(d_model, n_heads)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+        self.attn_dropout = nn.Dropout(self.config.dropout)
+        self.resid_dropout = nn.Dropout(self.config.dropout)
+        size = self.config.block_size
+        self.register_buffer("bias", torch.tril(torch.ones(size, size)).view(1, 1, size, size),
+                             persistent=self.persistent)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        H = self.config.n_heads
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q, k, v = (t.view(B, T, H, C // H).transpose(1, 2) for t in (q, k, v))
+        att = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        att = self.attn_dropout(F.softmax(att, dim=-1))
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.resid_dropout(self.proj(y)), att
+
+
+class NonPersistentBoolMask(NanoStyle):
+    persistent = False
+
+
+class ExtraParameter(NanoStyle):
+    def __init__(self, d_model: int, n_heads: int):
+        super().__init__(d_model, n_heads)
+        self.gain = nn.Parameter(torch.ones(()))
+'''
+
+
+def test_self_check_accepts_every_module_layout_the_contract_allows(tmp_path, capsys):
+    """Buffers of any name (persistent or not), dropout at 0 and a dataclass
+    config are fine; a parameter besides qkv and proj is not."""
+    path = tmp_path / "layouts.py"
+    path.write_text(MODULE_LAYOUTS)
+    spec = importlib.util.spec_from_file_location("layouts", path)
+    layouts = importlib.util.module_from_spec(spec)
+    sys.modules["layouts"] = layouts  # dataclasses look their module up
+    try:
+        spec.loader.exec_module(layouts)
+        selfcheck = selfcheck_module()
+        for name in ("NanoStyle", "NonPersistentBoolMask", "ExtraParameter"):
+            selfcheck.check_causal_self_attention(getattr(layouts, name))
+    finally:
+        del sys.modules["layouts"]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("✔ NanoStyle: 16,640 parameters"), lines[0]
+    assert lines[1].startswith("✔ NonPersistentBoolMask: "), lines[1]
+    assert lines[2].startswith("✘ ExtraParameter: the module's parameters (16,641 numbers"), lines[2]
+    assert "got gain, qkv.weight, qkv.bias, proj.weight, proj.bias. " in lines[2], lines[2]
+
+
+# --------------------------------------------------------------------------
+# what students see
+
+
+def dejavu_charmap() -> set[int]:
+    """Code points drawn by DejaVu Sans or DejaVu Sans Mono, the fonts matplotlib
+    ships and JupyterLab's text and code fall back to on a bare Linux."""
+    import matplotlib
+    from matplotlib.ft2font import FT2Font
+
+    fonts = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
+    return set().union(*(FT2Font(str(fonts / name)).get_charmap() for name in ("DejaVuSans.ttf", "DejaVuSansMono.ttf")))
+
+
+def student_folders(fresh_release: Path) -> list[Path]:
+    return [fresh_release, SOLUTIONS]
+
+
+def test_every_symbol_students_see_is_drawn_by_the_dejavu_fonts(fresh_release):
+    covered = dejavu_charmap()
+    assert ord("✔") in covered and ord("✘") in covered and ord("✅") not in covered  # the test can fail
+    for folder in student_folders(fresh_release):
+        for path in sorted(folder.iterdir()):
+            missing = sorted({c for c in readable_text(path) if ord(c) > 127 and ord(c) not in covered})
+            assert not missing, f"{path}: {[f'{c} U+{ord(c):04X}' for c in missing]} show as empty boxes"
+
+
+def test_students_see_only_names_they_can_see(fresh_release):
+    """No lesson file numbers (000, 001, ...) in anything a student reads."""
+    internal = re.compile(r"\blessons? \d{3}\b|\b\d{3}_[0-9a-f]{16}\b")
+    for folder in student_folders(fresh_release):
+        for path in sorted(folder.iterdir()):
+            found = internal.findall(readable_text(path))
+            assert not found, f"{path}: {found}"
+
+
+def nbgrader_validate(notebook: Path, jupyter_dir: Path, tmp_path: Path) -> str:
+    """What ``nbgrader validate NOTEBOOK`` prints (the Validate button shows the same)."""
+    env = rel.kernel_env(jupyter_dir)
+    env["JUPYTER_CONFIG_DIR"] = str(tmp_path / "jupyter-config")
+    env["JUPYTER_DATA_DIR"] = str(tmp_path / "jupyter-data")
+    proc = rel.run_nbgrader(["validate", notebook.name], cwd=notebook.parent, env=env, check=False)
+    return proc.stdout + proc.stderr
+
+
+def copy_assignment(folder: Path, tmp_path: Path) -> Path:
+    scratch = tmp_path / ASSIGNMENT
+    shutil.copytree(folder, scratch, ignore=rel.ignore_files)
+    return scratch
+
+
+def test_validate_fails_on_the_untouched_release(fresh_release, jupyter_dir, tmp_path):
+    scratch = copy_assignment(fresh_release, tmp_path)
+    report = nbgrader_validate(scratch / "attention.ipynb", jupyter_dir, tmp_path)
+    assert "VALIDATION FAILED ON 5 CELL(S)" in report, report
+    assert report.count("AssertionError: ") == 5, report
+    assert "AssertionError: 1. Masks: not finished" in report and "not done yet: causal_average" in report, report
+    report = nbgrader_validate(scratch / "quiz.ipynb", jupyter_dir, tmp_path)
+    assert "VALIDATION FAILED ON 1 CELL(S)" in report and "not answered yet: q01" in report, report
+
+
+def test_validate_passes_the_quiz_key_and_fails_one_wrong_answer(jupyter_dir, tmp_path):
+    scratch = copy_assignment(SOLUTIONS, tmp_path)
+    quiz = scratch / "quiz.ipynb"
+    report = nbgrader_validate(quiz, jupyter_dir, tmp_path)
+    assert "Success! Your notebook passes all the tests." in report, report
+    right = quiz_answers()["q03"]
+    wrong = "a" if right != "a" else "b"
+    nb = read(quiz)
+    answer = [c for c in code_cells(nb) if f'answer_q03 = "{right}"' in c.source]
+    assert len(answer) == 1
+    answer[0].source = answer[0].source.replace(f'answer_q03 = "{right}"', f'answer_q03 = "{wrong}"')
+    nbformat.write(nb, quiz)
+    report = nbgrader_validate(quiz, jupyter_dir, tmp_path)
+    assert "VALIDATION FAILED ON 1 CELL(S)" in report and "  not right yet (✘): q03\n" in report, report
+
+
+# --------------------------------------------------------------------------
+# the timing study
+
+
+PROMISED_SLOPES = (1.7, 2.5)  # "slopes between about 1.7 and 2.5 are common", the notebook says
+STUDY_RUNS = 3
+
+
+def study_notebook(runs: int):
+    """The answer key's setup and answer cells, then the timing study ``runs``
+    times, with the thread count printed before and after."""
+    nb = rel.solution_notebook(SOURCE / "attention.ipynb")
+    meta = [c.metadata.get("nbgrader", {}) for c in nb.cells]
+    keep = [c for c, m in zip(nb.cells, meta) if c.cell_type == "code" and (m.get("locked") and not m.get("grade")
+                                                                              or m.get("solution"))]
+    study = [c for c in code_cells(nb) if 'what="timing study"' in c.source]
+    assert len(study) == 1
+    def threads():
+        return nbformat.v4.new_code_cell("print('threads', torch.get_num_threads())")
+
+    cells = keep + [threads()] + [nbformat.v4.new_code_cell(study[0].source) for _ in range(runs)] + [threads()]
+    return nbformat.v4.new_notebook(cells=cells, metadata=nb.metadata)
 
 
 @pytest.mark.slow
-def test_nbgrader_workflow_gives_full_marks_to_the_solution_and_zero_to_the_release(tmp_path, jupyter_dir,
-                                                                                     course):
-    # a copy of the generated course (its release/ and gradebook.db included)
-    root = tmp_path / "course"
-    shutil.copytree(course, root)
-    exchange = tmp_path / "exchange"  # created by nbgrader, with the permissions it wants
-    course_args = [f"--Exchange.root={exchange}", "--CourseDirectory.course_id=attention-test"]
-    env = rel.kernel_env(jupyter_dir)
-    # keep the user's own Jupyter/nbgrader configuration out of it
-    env["JUPYTER_CONFIG_DIR"] = str(tmp_path / "jupyter-config")
-    env["JUPYTER_DATA_DIR"] = str(tmp_path / "jupyter-data")
+def test_timing_study_slope_stays_in_the_promised_band_run_after_run(jupyter_dir, tmp_path):
+    text = "\n".join(c.source for c in read(SOURCE / "attention.ipynb").cells if c.cell_type == "markdown")
+    assert "slopes between about %.1f and %.1f are common" % PROMISED_SLOPES in " ".join(text.split())
+    scratch = copy_assignment(SOURCE, tmp_path)
+    nb = rel.execute_notebook(study_notebook(STUDY_RUNS), scratch, jupyter_dir, timeout=300)
+    printed = "\n".join(text_of(c) for c in code_cells(nb))
+    slopes = [float(x) for x in re.findall(r"^fitted slope: (-?[\d.]+)$", printed, re.M)]
+    assert len(slopes) == STUDY_RUNS, printed
+    low, high = PROMISED_SLOPES
+    assert all(low <= slope <= high for slope in slopes), f"slopes {slopes}, promised {PROMISED_SLOPES}:\n{printed}"
+    before, after = re.findall(r"^threads (\d+)$", printed, re.M)
+    assert before == after, "the study must put the thread count back"
 
-    def nbgrader(*args, cwd=root):
-        return rel.run_nbgrader([*args, *course_args], cwd=cwd, env=env)
 
-    nbgrader("release_assignment", ASSIGNMENT)
+# --------------------------------------------------------------------------
+# the README's instructor commands, exactly as written
 
-    students = {"solved": True, "blank": False}
-    for student, solved in students.items():
-        home = tmp_path / "students" / student
-        home.mkdir(parents=True)
-        nbgrader("fetch_assignment", ASSIGNMENT, cwd=home)
-        fetched = home / ASSIGNMENT
-        assert sorted(p.name for p in fetched.iterdir()) == sorted([*NOTEBOOKS, *rel.HELPERS])
-        if solved:  # the source notebooks, solutions and all, as the student's work
-            for name in NOTEBOOKS:
-                shutil.copy2(SOURCE / name, fetched / name)
-        # the student id is the OS user's, unless given (as a shared machine would)
-        nbgrader("submit", ASSIGNMENT, f"--CourseDirectory.student_id={student}", cwd=home)
 
-    nbgrader("collect", ASSIGNMENT)
-    for student in students:
-        assert (root / "submitted" / student / ASSIGNMENT / "attention.ipynb").is_file()
-    proc = nbgrader("autograde", ASSIGNMENT)
+README = ROOT / "README.md"
+ACTIVATE = ". .venv/bin/activate"
 
-    from nbgrader.api import Gradebook
 
-    with Gradebook("sqlite:///" + str(root / "gradebook.db")) as gb:
-        assignment = gb.find_assignment(ASSIGNMENT)
-        assert sorted(nb.name for nb in assignment.notebooks) == sorted(Path(n).stem for n in NOTEBOOKS)
-        max_score = assignment.max_score
-        scores = {}
-        for student in students:
-            submission = gb.find_submission(ASSIGNMENT, student)
-            scores[student] = submission.score
-            cells = {(nb.name, g.name): g.score for nb in submission.notebooks for g in nb.grades}
-            scores[student, "cells"] = cells
+def readme_section(title: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end == -1 else text[start:end]
 
-    points = sum(float(c.metadata["nbgrader"]["points"]) for name in NOTEBOOKS for c in code_cells(read(SOURCE / name))
-                 if c.metadata.get("nbgrader", {}).get("grade"))
-    assert max_score == pytest.approx(points) and points > 0
 
-    # every grade cell scored through the value grade_part returned: none was
-    # zeroed by an error or by output on stderr (nbgrader gives 0 for either)
-    for student in students:
-        for name in NOTEBOOKS:
-            autograded = root / "autograded" / student / ASSIGNMENT / name
-            grade_cells = [c for c in code_cells(read(autograded)) if c.metadata.get("nbgrader", {}).get("grade")]
-            assert grade_cells, name
-            for cell in grade_cells:  # nbgrader put the hidden tests back from the gradebook
-                assert "grade_part(" in cell.source, cell.source
-            for grade_id, outs in grade_cell_outputs(autograded).items():
-                bad = [o for o in outs if o.output_type == "error"
-                       or (o.output_type == "stream" and o.name == "stderr")]
-                assert not bad, f"{student}: {name}/{grade_id}: nbgrader zeroes a grade cell with {bad}"
-                assert any(o.output_type == "execute_result" for o in outs), f"{student}: {name}/{grade_id}"
+def shell_blocks(markdown: str) -> list[str]:
+    return re.findall(r"^```sh\n(.*?)^```", markdown, flags=re.S | re.M)
 
-    assert scores["solved"] == pytest.approx(max_score), (scores["solved", "cells"], proc.stdout, proc.stderr)
-    assert scores["blank"] == 0, scores["blank", "cells"]
+
+def instructor_blocks() -> tuple[str, str, str]:
+    """The README's activation line, its commands before the students' work and after the deadline."""
+    blocks = shell_blocks(readme_section("For instructors: the whole workflow"))
+    activation = [b for b in blocks if b.startswith(ACTIVATE)]
+    before = [b for b in blocks if "nbgrader release_assignment attention" in b]
+    after = [b for b in blocks if "nbgrader collect attention" in b]
+    assert len(activation) == len(before) == len(after) == 1, blocks
+    return activation[0], before[0], after[0]
+
+
+def fresh_shell(home: Path, user: str) -> dict[str, str]:
+    """A login shell's environment on a fresh machine: no venv on PATH, no Jupyter config."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = {"HOME": str(home), "USER": user, "LOGNAME": user, "PATH": "/usr/local/bin:/usr/bin:/bin",
+           "LANG": "C.UTF-8", "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
+           "JUPYTER_DATA_DIR": str(home / ".local" / "share" / "jupyter")}
+    if os.environ.get("PYTHONPATH"):  # a run from a snapshot of the project keeps pointing at it
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
+
+
+def run_shell(script: str, cwd: Path, env: dict[str, str]) -> str:
+    proc = subprocess.run(["bash", "-eu", "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, f"in {cwd}:\n{script}\nfailed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    return proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_readme_instructor_commands_work_as_written(tmp_path):
+    """A course folder set up as the README says (its own nbgrader_config.py
+    with a course id and an exchange, the project's .venv beside it), then the
+    README's blocks, run as written in a shell that has never seen the venv,
+    with one student fetching and submitting in between."""
+    activation, before, after = instructor_blocks()
+    students = readme_section("For students")
+    student_commands = ["nbgrader fetch_assignment attention", "nbgrader submit attention"]
+    assert all(f"`{command}`" in students for command in student_commands)
+
+    course = make_course(tmp_path / "course")  # nbgrader_config.py with a course id and an exchange
+    exchange = course / "exchange"
+    (course / ".venv").symlink_to(ROOT / ".venv")
+    run_shell(activation + before, course, fresh_shell(tmp_path / "instructor", "teacher"))
+    assert rel.gradebook_notebooks(course) == sorted(Path(n).stem for n in NOTEBOOKS)
+
+    # a student on a JupyterHub, whose nbgrader knows the course and the exchange
+    home = tmp_path / "ada"
+    env = fresh_shell(home, "ada")
+    (home / "nbgrader_config.py").write_text("\n".join([
+        "c = get_config()",
+        "c.CourseDirectory.course_id = 'attention-course'",
+        f"c.Exchange.root = {str(exchange)!r}",
+        "c.CourseDirectory.student_id = 'ada'  # on a hub, the student's own login name",
+    ]) + "\n")
+    run_shell(f". {ROOT / '.venv' / 'bin' / 'activate'}\n" + "\n".join(student_commands), home, env)
+
+    run_shell(activation + after, course, fresh_shell(tmp_path / "instructor", "teacher"))
+    assert (course / "submitted" / "ada" / ASSIGNMENT / "attention.ipynb").is_file()
+    assert (course / "grading" / "ada" / "results.json").is_file()
+    assert "ada" in (course / "grades.csv").read_text()
+    assert (course / "feedback" / "ada" / ASSIGNMENT / "attention.html").is_file()
+    assert list(exchange.glob("*/feedback/*.html")), "release_feedback put nothing in the exchange"
+

@@ -261,11 +261,12 @@ class Course:
 
     # ---- the instructor's side: nbgrader's command line
 
-    def nbgrader(self, *args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    def nbgrader(self, *args: str, cwd: Path | None = None, check: bool = True,
+                 env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
         """``nbgrader ARGS`` in the course root (its nbgrader_config.py names
-        the exchange and the course id)."""
+        the exchange and the course id), with ``env`` added to the environment."""
         start = time.perf_counter()
-        proc = rel.run_nbgrader(list(args), cwd=cwd or self.root, env=self.env(), check=check)
+        proc = rel.run_nbgrader(list(args), cwd=cwd or self.root, env={**self.env(), **(env or {})}, check=check)
         self.log.append(f"nbgrader {' '.join(args)}  ({time.perf_counter() - start:.1f} s)")
         return proc
 
@@ -286,10 +287,10 @@ class Course:
         submitted = self.root / "submitted"
         return sorted(p.parent.name for p in submitted.glob(f"*/{ASSIGNMENT}") if p.is_dir())
 
-    def autograde(self, *extra: str) -> subprocess.CompletedProcess:
+    def autograde(self, *extra: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess:
         """``nbgrader autograde attention`` (every notebook, top to bottom, in
         a fresh kernel per notebook)."""
-        return self.nbgrader("autograde", ASSIGNMENT, "--force", *extra)
+        return self.nbgrader("autograde", ASSIGNMENT, "--force", *extra, env=env)
 
     # ---- the students' side: nbgrader's exchange, in this process
 
@@ -424,13 +425,13 @@ def export_grades(course: Course, to: Path | None = None) -> list[dict[str, str]
         return list(csv.DictReader(fh))
 
 
-def gradebook_part_scores(db: Path, assignment: str = ASSIGNMENT) -> dict[str, dict[str, float | None]]:
+def gradebook_part_scores(db: Path, assignment_id: str = ASSIGNMENT) -> dict[str, dict[str, float | None]]:
     """student -> {part: auto score of grade cell ``grade-<part>``} from a gradebook."""
     from nbgrader.api import Gradebook
 
     scores: dict[str, dict[str, float | None]] = {}
     with Gradebook("sqlite:///" + str(db)) as gb:
-        for submission in gb.assignment_submissions(assignment):
+        for submission in gb.assignment_submissions(assignment_id):
             cells = scores.setdefault(submission.student.id, {})
             for notebook in submission.notebooks:
                 for grade in notebook.grades:

@@ -17,13 +17,21 @@ hidden answer key, which is the single source of truth for the right letters, an
 a test checks that they match it. They keep the letters out of a casual read, not
 out of reach: with four options a question, trying them all is what a self-check
 invites anyway. Grading, when the quiz counts, uses the hidden key alone.
+
+``what_is_left(globals())`` returns the questions that are not answered or not
+right yet ("" when every answer is right); the quiz's grade cell asserts that it
+is empty, so *Restart & Run All* and nbgrader's *Validate* button show where the
+quiz stands. While nbgrader autogrades it returns "" and checks nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import textwrap
+from typing import Any, Mapping
 
-__all__ = ["check"]
+__all__ = ["check", "what_is_left"]
 
 SALT = "4f1428b0b7bed5b0779adf16"
 
@@ -230,6 +238,16 @@ def _show(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _letter(answer: object) -> str | None:
+    """The option an answer names ("a" to "d"), or None when it names none."""
+    letter = str.lower(str.strip(answer)) if isinstance(answer, str) else None
+    return letter if letter in OPTIONS else None
+
+
+def _is_right(question_id: str, letter: str) -> bool:
+    return _digest(question_id, letter) == ANSWER_HASHES[question_id]
+
+
 def _feedback(question_id: object, answer: object) -> str:
     if not isinstance(question_id, str) or question_id not in EXPLANATIONS:
         return f"There is no question {_show(question_id)} in this quiz: the ids are q01 to q18."
@@ -239,16 +257,16 @@ def _feedback(question_id: object, answer: object) -> str:
             f"{question_id}: not answered yet. Replace None in {variable} with {_ACCEPTED}, "
             "then run the answer cell and this one again."
         )
-    letter = str.lower(str.strip(answer)) if isinstance(answer, str) else None
-    if letter not in OPTIONS:
+    letter = _letter(answer)
+    if letter is None:
         return (
             f"{question_id}: {_show(answer)} is not one of the options. "
             f"Set {variable} to one of the strings {_ACCEPTED}, with the quotes."
         )
     explanation = EXPLANATIONS[question_id][letter]
-    if _digest(question_id, letter) == ANSWER_HASHES[question_id]:
-        return f"✅ {question_id}: right! {explanation}"
-    return f"❌ {question_id}: not this one. {explanation} Try another option."
+    if _is_right(question_id, letter):
+        return f"✔ {question_id}: right! {explanation}"
+    return f"✘ {question_id}: not this one. {explanation} Try another option."
 
 
 def check(question_id: str, answer: object) -> None:
@@ -261,3 +279,34 @@ def check(question_id: str, answer: object) -> None:
         print(message)
     except Exception:
         pass
+
+
+def what_is_left(namespace: Mapping[str, Any]) -> str:
+    """The questions not answered or not right yet, a few lines; "" when none.
+
+    Reads ``answer_q01`` ... from ``namespace`` (pass ``globals()``) and prints
+    one ✔ line when every answer is right. While nbgrader autogrades (it sets
+    NBGRADER_EXECUTION) it checks nothing and returns "": the hidden key grades.
+    """
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":
+        return ""
+    left: dict[str, list[str]] = {"not answered yet": [], "not one of a-d": [], "not right yet (✘)": []}
+    for question_id in sorted(ANSWER_HASHES):
+        answer = namespace.get(f"answer_{question_id}")
+        letter = _letter(answer)
+        if answer is None:
+            left["not answered yet"].append(question_id)
+        elif letter is None:
+            left["not one of a-d"].append(question_id)
+        elif not _is_right(question_id, letter):
+            left["not right yet (✘)"].append(question_id)
+    if not any(left.values()):
+        print(f"✔ quiz: all {len(ANSWER_HASHES)} answers are right")
+        return ""
+    lines = ["quiz: not finished"]
+    for label, ids in left.items():
+        if ids:  # wrapped to 76 columns: nbgrader's validate cuts longer lines
+            lines += textwrap.wrap(f"{label}: {', '.join(ids)}", width=76, initial_indent="  ",
+                                   subsequent_indent="    ")
+    return "\n".join(lines + ["  (the check under each question says more)"])
+

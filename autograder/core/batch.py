@@ -8,16 +8,20 @@ submission it was grading is tried once more, then reported as a grader error.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import queue
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 from .results import GradedSubmission, Status
+from .slots import CpuSlots
 from .submission import Submission, read_submission
-from .worker import WorkerError, WorkerProcess, WorkerSettings
+from ..isolation.protocol import SandboxBreach
+from .worker import WorkerError, WorkerProcess, WorkerSettings, forkserver, start_zygote
 
 RESULTS_FILE = "results.json"
 
@@ -59,16 +63,34 @@ def earlier_result(out: Path, submission: Submission, parts: tuple[str, ...]) ->
 
 
 class LocalPool:
-    """`workers` grading worker processes on this machine."""
+    """Grading worker processes on this machine, forked from one that imported the graders once and
+    sharing one zygote: `jobs` of them compute at once (CPU slots), more run, so that checks waiting
+    on the clock overlap with others' computing."""
 
-    def __init__(self, settings: WorkerSettings, workers: int):
-        self.settings = settings
-        self.workers = max(1, workers)
+    WORKERS_PER_SLOT = 3
+
+    def __init__(self, settings: WorkerSettings, jobs: int):
+        jobs = max(1, jobs)
+        self.settings = dataclasses.replace(settings, cpu_slots=tuple(CpuSlots.create(jobs)))
+        self.workers = self.WORKERS_PER_SLOT * jobs
         self.weaknesses: set[str] = set()
+        self.startup_seconds: float | None = None  # until the first worker was ready
+        self._zygote = None
+        self._context = None
+        self._started = time.monotonic()
 
     def grade(self, submissions: list[Submission], parts: tuple[str, ...]) -> Iterator[GradedSubmission]:
         """Each submission's result, in the order they finish. Raises WorkerError (after stopping
         every worker) when grading must stop: a sandbox breach, graders that cannot run."""
+        if not submissions:
+            return
+        if self._zygote is None:
+            self._zygote = start_zygote(self.settings)  # imports while the workers' parent does
+            self._context = forkserver()
+        try:
+            self.weaknesses.update(self._zygote.wait_ready())
+        except SandboxBreach as exc:
+            raise WorkerError(f"grading refused: {exc}", fatal=True) from None
         todo: queue.Queue[Submission] = queue.Queue()
         for submission in submissions:
             todo.put(submission)
@@ -99,9 +121,11 @@ class LocalPool:
                     return
                 for attempt in (1, 2):
                     if worker is None:
-                        worker = WorkerProcess(self.settings)
+                        worker = WorkerProcess.local(self.settings, self._zygote, self._context)
                         try:
                             self.weaknesses.update(worker.ready())
+                            if self.startup_seconds is None:
+                                self.startup_seconds = time.monotonic() - self._started
                         except WorkerError as exc:
                             exc.fatal = True  # a worker that cannot start: none will
                             done.put(exc)
@@ -122,6 +146,11 @@ class LocalPool:
             if worker is not None:
                 worker.close()
 
+    def close(self) -> None:
+        if self._zygote is not None:
+            self._zygote.close()
+            self._zygote = None
+
 
 
 @dataclass(frozen=True)
@@ -138,7 +167,7 @@ class ClassRun:
 
 def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = True) -> list[GradedSubmission]:
     """Grade what needs grading and write each submission's reports as it comes back, then the
-    class's grades.csv; returns every submission's result, kept ones included."""
+    class's grades.csv and class_report.html; returns every submission's result, kept ones included."""
     from tqdm import tqdm
 
     from .. import reports
@@ -147,10 +176,13 @@ def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = T
     graded = list(found.kept)
     run.out.mkdir(parents=True, exist_ok=True)
     pool = pool or LocalPool(run.settings, run.workers)
-    with tqdm(total=len(found.todo), unit="submission", disable=not progress or not found.todo) as bar:
-        for result in pool.grade(found.todo, run.parts):
-            reports.write_submission(result, run.out)
-            graded.append(result)
-            bar.update()
-    reports.write_class(graded, run.out)
+    try:
+        with tqdm(total=len(found.todo), unit="submission", disable=not progress or not found.todo) as bar:
+            for result in pool.grade(found.todo, run.parts):
+                reports.write_submission(result, run.out)
+                graded.append(result)
+                bar.update()
+    finally:
+        pool.close()
+    reports.write_class(graded, run.out, kept=frozenset(g.id for g in found.kept))
     return graded

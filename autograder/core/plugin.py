@@ -22,8 +22,10 @@ import torch
 from ..isolation.proxy import SandboxBreach, Student, StudentError
 from .checks import Failure
 from .results import CheckResult
+from .slots import CpuSlots
 
 WATCHDOG_CPU_SECONDS = 30  # the grader's own computing in one check (the student's time is limited apart)
+MAX_FIGURES = 3  # pictures kept per check
 
 
 def available_devices() -> list[str]:
@@ -39,6 +41,7 @@ class Current:
     results: dict[tuple[str, str], CheckResult] = field(default_factory=dict)
     student: Student | None = None  # of the part being graded
     fatal: BaseException | None = None  # a sandbox breach: grading must stop
+    slots: CpuSlots | None = None  # held while computing, let go while a `waits` check waits
 
 
 class _Watchdog(Exception):
@@ -58,6 +61,7 @@ class GradingPlugin:
     def pytest_configure(self, config: pytest.Config) -> None:
         """Register the marker that makes a test a graded check, and the fixtures."""
         config.addinivalue_line("markers", "check(name, points): one graded check")
+        config.addinivalue_line("markers", "waits: the check mostly waits on the clock; another worker may compute")
         config.stash[PLUGIN] = self
         config.pluginmanager.register(_Fixtures(), "autograder-fixtures")
 
@@ -71,6 +75,19 @@ class GradingPlugin:
         assert self.current is not None
         digest = hashlib.sha256(f"{self.current.seed_material}\0{check_id}".encode()).digest()
         return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little"))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        """Let go of the CPU slot while a check that waits on the clock runs."""
+        slots = self.current.slots if self.current is not None else None
+        waiting = slots is not None and item.get_closest_marker("waits") is not None
+        if waiting:
+            slots.release()
+        try:
+            yield
+        finally:
+            if waiting:
+                slots.acquire()
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Any:
@@ -104,6 +121,8 @@ class GradingPlugin:
         replied = report.when == "call" and self._replies() > self._replies_before
         message, internal = _feedback(call.excinfo, replied)
         result.internal_error |= internal
+        if call.excinfo is not None and isinstance(call.excinfo.value, Failure):
+            result.figures += call.excinfo.value.figures[:MAX_FIGURES - len(result.figures)]
         device = params.get("device")
         result.outputs.append(f"[on {device}] {message}" if device and device != "cpu" else message)
 

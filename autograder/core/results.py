@@ -30,6 +30,7 @@ class CheckResult:
     passed: bool = True
     outputs: list[str] = field(default_factory=list)
     internal_error: bool = False  # the grader itself broke: the check says nothing of the student's work
+    figures: list[dict] = field(default_factory=list)  # what a picture shows better than words (reports.figures)
 
     @property
     def score(self) -> float:
@@ -37,15 +38,20 @@ class CheckResult:
 
     def to_gradescope(self) -> dict[str, Any]:
         """A Gradescope test entry; its name starts with "<part>/"."""
-        return {"name": f"{self.part}/{self.name}", "score": self.score, "max_score": self.max_score,
-                "status": "passed" if self.passed else "failed",
-                "output": "\n\n".join(self.outputs) if self.outputs else "Passed.", "visibility": "visible"}
+        entry = {"name": f"{self.part}/{self.name}", "score": self.score, "max_score": self.max_score,
+                 "status": "passed" if self.passed else "failed",
+                 "output": "\n\n".join(self.outputs) if self.outputs else "Passed.", "visibility": "visible"}
+        if self.figures:
+            entry["extra_data"] = {"figures": self.figures}
+        return entry
 
     @classmethod
     def from_gradescope(cls, test: dict[str, Any]) -> "CheckResult":
         part, _, name = str(test["name"]).partition("/")
         passed = test["status"] == "passed"
-        return cls(part, name, float(test["max_score"]), passed, [] if passed else [str(test.get("output", ""))])
+        figures = list((test.get("extra_data") or {}).get("figures", []))
+        return cls(part, name, float(test["max_score"]), passed, [] if passed else [str(test.get("output", ""))],
+                   figures=figures)
 
 
 @dataclass
@@ -57,6 +63,7 @@ class GradedSubmission:
     problems: list[str] = field(default_factory=list)
     error: str = ""  # why the grader could not grade it (a fault of ours)
     seconds: float = 0.0
+    part_seconds: dict[str, float] = field(default_factory=dict)  # wall time of each part's checks
 
     @property
     def status(self) -> Status:
@@ -100,7 +107,7 @@ class GradedSubmission:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "GradedSubmission":
         return cls(str(data["id"]), [CheckResult(**c) for c in data.get("checks", [])], list(data.get("problems", [])),
-                   str(data.get("error", "")), float(data.get("seconds", 0.0)))
+                   str(data.get("error", "")), float(data.get("seconds", 0.0)), dict(data.get("part_seconds", {})))
 
     def to_gradescope(self) -> dict[str, Any]:
         """Gradescope's results.json: one test per check; what Gradescope does not read goes in extra_data."""
@@ -111,7 +118,7 @@ class GradedSubmission:
         return {"score": self.total, "output": "\n".join(lines), "visibility": "visible",
                 "tests": [c.to_gradescope() for c in self.checks],
                 "extra_data": {"submission": self.id, "problems": self.problems, "error": self.error,
-                               "seconds": round(self.seconds, 3),
+                               "seconds": round(self.seconds, 3), "part_seconds": self.part_seconds,
                                "internal_errors": [i for i, c in enumerate(self.checks) if c.internal_error]}}
 
     @classmethod
@@ -121,4 +128,4 @@ class GradedSubmission:
         for i in extra.get("internal_errors", []):
             checks[i].internal_error = True
         return cls(str(extra.get("submission", "")), checks, list(extra.get("problems", [])), str(extra.get("error", "")),
-                   float(extra.get("seconds", 0.0)))
+                   float(extra.get("seconds", 0.0)), dict(extra.get("part_seconds", {})))

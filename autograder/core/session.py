@@ -22,10 +22,11 @@ from .. import assignment
 from ..isolation.proxy import Channel, Clock, Student, in_process_channel
 from .plugin import Current, GradingPlugin
 from .results import GradedSubmission
+from .slots import CpuSlots
 from .submission import Submission
 
 if TYPE_CHECKING:
-    from ..isolation.sandbox import Zygote
+    from ..isolation.sandbox import ZygoteClient
 
 Backend = Callable[[], tuple[Channel, Callable[[], None]]]  # a fresh channel to a new process, and its closer
 PYTEST_OPTIONS = ["-s", "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings", "-p", "no:logging",
@@ -59,7 +60,7 @@ def configure_grading_process() -> None:
     torch.backends.cudnn.allow_tf32 = False
 
 
-def sandbox_backend(zygote: "Zygote") -> Backend:
+def sandbox_backend(zygote: "ZygoteClient") -> Backend:
     """Each part of a submission in a sandbox of its own (see autograder.isolation)."""
     from ..isolation.sandbox import SandboxChannel
 
@@ -89,8 +90,9 @@ class _Driver:
     """The session's run loop: every job through the collected items."""
 
     def __init__(self, jobs: Iterable[Job], backend: Backend, limits: TimeLimits,
-                 on_graded: Callable[[GradedSubmission], None], plugin: GradingPlugin):
+                 on_graded: Callable[[GradedSubmission], None], plugin: GradingPlugin, slots: CpuSlots | None):
         self.jobs, self.backend, self.limits, self.on_graded, self.plugin = jobs, backend, limits, on_graded, plugin
+        self.slots = slots
         self.collection_errors: list[str] = []
         self.error: BaseException | None = None
 
@@ -115,6 +117,8 @@ class _Driver:
         return True
 
     def _grade(self, job: Job, items: list[pytest.Item]) -> GradedSubmission:
+        if self.slots is not None:
+            self.slots.acquire()
         start = time.monotonic()
         clock = Clock(self.limits.call_seconds, self.limits.budget_seconds)
         submission = job.submission
@@ -125,31 +129,37 @@ class _Driver:
             student.load(submission.cells_for(part_name), [(list(n), s) for n, s in injection(part_name)])
             return student
 
-        current = Current(open_student, f"{job.secret}\0{submission.id}")
+        current = Current(open_student, f"{job.secret}\0{submission.id}", slots=self.slots)
         self.plugin.current = current
+        part_seconds: dict[str, float] = {}
         try:
             for index, item in enumerate(items):
+                began = time.monotonic()
                 nextitem = items[index + 1] if index + 1 < len(items) else None
-                item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)  # tears down a part after its last
+                part_seconds[item.module.PART] = part_seconds.get(item.module.PART, 0.0) + time.monotonic() - began
                 if current.fatal is not None:
                     item.session._setupstate.teardown_exact(None)
                     raise current.fatal
         finally:
             self.plugin.current = None
+            if self.slots is not None:
+                self.slots.release()
         graded = GradedSubmission(submission.id, list(current.results.values()), list(submission.problems),
-                                  seconds=time.monotonic() - start)
+                                  seconds=time.monotonic() - start,
+                                  part_seconds={p: round(s, 4) for p, s in part_seconds.items()})
         if not graded.checks:
             graded.error = f"no checks ran for the parts {', '.join(job.parts)}"
         return graded
 
 
 def grade_all(jobs: Iterable[Job], backend: Backend, limits: TimeLimits,
-              on_graded: Callable[[GradedSubmission], None]) -> None:
+              on_graded: Callable[[GradedSubmission], None], slots: CpuSlots | None = None) -> None:
     """Grade `jobs` (any iterable, read as they come) in one pytest session, calling `on_graded`
-    with each result. Raises SandboxBreach when a sandbox could reach what it must not, and
-    RuntimeError when the graders themselves cannot run."""
+    with each result; with `slots`, a submission is graded holding a CPU slot. Raises SandboxBreach
+    when a sandbox could reach what it must not, and RuntimeError when the graders cannot run."""
     plugin = GradingPlugin()
-    driver = _Driver(jobs, backend, limits, on_graded, plugin)
+    driver = _Driver(jobs, backend, limits, on_graded, plugin, slots)
     modules = [str(assignment.GRADERS_DIR / p.grader_module) for p in assignment.PARTS]
     args = [*modules, *PYTEST_OPTIONS, "--rootdir", str(assignment.GRADERS_DIR),
             "-c", str(assignment.GRADERS_DIR / "pytest.ini")]

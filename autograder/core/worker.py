@@ -1,20 +1,22 @@
-"""A grading worker: a process with one zygote and one pytest session, grading the submissions it
-is sent until it is told to stop. The command line runs a few of them side by side; a Dask worker
-runs one of its own.
+"""A grading worker: one pytest session, grading the submissions it is sent until it is told to stop,
+with sandboxes from a zygote. The command line runs several side by side, forked from one process
+that has imported the graders once and sharing one zygote; a Dask worker runs one of its own
+(`python -m autograder.core.worker FD`), with its own zygote.
 
-`python -m autograder.core.worker FD` talks over the socket FD in frames of JSON: first the
-run's settings (`WorkerSettings`), answered by `{"ready": {"weaknesses": [...]}}`; then one
-`{"job": {"submission": ..., "parts": [...]}}` per submission, answered by
-`{"graded": ...}` (see `results.GradedSubmission.to_json`). A `{"fatal": why}` answer ends the
-run: a sandbox could reach the reference or the graders, or the graders could not run.
+A run talks to a worker over a socket in frames of JSON: first the run's settings
+(`WorkerSettings`), answered by `{"ready": {"weaknesses": [...]}}`; then one
+`{"job": {"submission": ..., "parts": [...]}}` per submission, answered by `{"graded": ...}`
+(`results.GradedSubmission.to_json`). A `{"fatal": why}` answer ends the run: a sandbox could
+reach the reference or the graders, or the graders could not run.
 
-The worker never reads a student's files (they arrive as data) and keeps the secret out of its
-environment, so the zygote it starts never holds it.
+A worker never reads a student's files (they arrive as data), and the zygote never holds the
+secret: it is started with an environment that lacks it and is told only what sandboxes need.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import socket
 import subprocess
@@ -22,10 +24,12 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator
 
-from ..isolation import wire
-from ..isolation.sandbox import Limits
+from ..isolation import frames
+from ..isolation.limits import Limits
 
 SECRET_VARIABLE = "AUTOGRADER_SECRET"
+# What the process that forks local workers imports once for all of them.
+PRELOAD = ["torch", "pytest", "attention_ref", "autograder.core.session", "autograder.core.checks"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,10 @@ class WorkerSettings:
     secrets: tuple[str, ...] = ()  # paths no sandbox may see (reports, submissions, the course)
     allow_weak: bool = False
     sandbox: dict[str, Any] = field(default_factory=dict)  # other Limits fields, e.g. memory_bytes
+    cpu_slots: tuple[int, ...] = ()  # descriptors of the run's CPU slots (core.slots), inherited
+
+    def limits(self) -> Limits:
+        return Limits(call_seconds=self.call_seconds, **self.sandbox)
 
 
 class WorkerError(RuntimeError):
@@ -48,56 +56,102 @@ class WorkerError(RuntimeError):
         super().__init__(message)
         self.fatal = fatal
 
+    def __reduce__(self) -> tuple:
+        return WorkerError, (str(self), self.fatal)  # as it crosses from a Dask worker to the client
+
+
+def start_zygote(settings: WorkerSettings):
+    """The zygote for a run's sandboxes; it starts importing at once (see `Zygote.wait_ready`)."""
+    from ..isolation.sandbox import Zygote
+    from .submission import public_files, setup_imports
+
+    return Zygote(settings.limits(), settings.secrets, public_files(), setup_imports(), settings.allow_weak)
+
+
+def serve(sock: socket.socket, settings: WorkerSettings, zygote: Any) -> None:
+    """The worker's loop: jobs until the run closes the socket."""
+    from ..isolation.protocol import SandboxBreach
+    from .session import Job, TimeLimits, configure_grading_process, grade_all, sandbox_backend
+    from .slots import CpuSlots
+    from .submission import Submission
+
+    configure_grading_process()
+    try:
+        weaknesses = zygote.wait_ready() if hasattr(zygote, "wait_ready") else []
+        _send(sock, {"ready": {"weaknesses": weaknesses}})
+
+        def jobs() -> Iterator[Job]:
+            while (message := _receive(sock)) is not None:
+                job = message["job"]
+                yield Job(Submission.from_json(job["submission"]), settings.secret, tuple(job["parts"]))
+
+        slots = CpuSlots(list(settings.cpu_slots)) if settings.cpu_slots else None
+        grade_all(jobs(), sandbox_backend(zygote), TimeLimits(settings.call_seconds, settings.budget_seconds),
+                  lambda graded: _send(sock, {"graded": graded.to_json()}), slots)
+    except SandboxBreach as exc:
+        _send(sock, {"fatal": f"grading refused: {exc}"})
+    except Exception as exc:  # noqa: BLE001 - told to the run, which stops
+        _send(sock, {"fatal": f"{type(exc).__name__}: {exc}"})
+
 
 def main(fd: int) -> None:
+    """A standalone worker (a Dask worker's): its own zygote, started before torch is imported here."""
     from ..isolation.confinement import die_with_parent
 
     die_with_parent()
     sys.dont_write_bytecode = True
     sock = socket.socket(fileno=fd)
-    settings = WorkerSettings(**_receive(sock)["settings"])
-    from ..isolation.sandbox import Zygote
-    from .submission import public_files, setup_imports
-
-    limits = Limits(call_seconds=settings.call_seconds, **settings.sandbox)
-    zygote = Zygote(limits, settings.secrets, public_files(), setup_imports(), settings.allow_weak)
+    settings = _settings(sock)
+    zygote = start_zygote(settings)
     try:
-        from ..isolation.proxy import SandboxBreach
-        from .session import Job, TimeLimits, grade_all, sandbox_backend, configure_grading_process
-        from .submission import Submission
-
-        configure_grading_process()
-        try:
-            _send(sock, {"ready": {"weaknesses": zygote.wait_ready()}})
-
-            def jobs() -> Iterator[Job]:
-                while (message := _receive(sock)) is not None:
-                    job = message["job"]
-                    yield Job(Submission.from_json(job["submission"]), settings.secret, tuple(job["parts"]))
-
-            grade_all(jobs(), sandbox_backend(zygote), TimeLimits(settings.call_seconds, settings.budget_seconds),
-                      lambda graded: _send(sock, {"graded": graded.to_json()}))
-        except SandboxBreach as exc:
-            _send(sock, {"fatal": f"grading refused: {exc}"})
-        except Exception as exc:  # noqa: BLE001 - told to the run, which stops
-            _send(sock, {"fatal": f"{type(exc).__name__}: {exc}"})
+        serve(sock, settings, zygote)
     finally:
         zygote.close()
 
 
-class WorkerProcess:
-    """The run's handle on one grading worker."""
+def _local_main(sock: socket.socket, zygote_line: socket.socket) -> None:
+    """A local worker, forked from the run's preloaded process; its sandboxes come from the run's zygote."""
+    from ..isolation.confinement import die_with_parent
+    from ..isolation.sandbox import ZygoteClient
 
-    def __init__(self, settings: WorkerSettings):
+    die_with_parent()
+    sys.dont_write_bytecode = True
+    client = ZygoteClient(zygote_line)
+    try:
+        serve(sock, _settings(sock), client)
+    finally:
+        client.close()
+
+
+class WorkerProcess:
+    """A run's handle on one grading worker."""
+
+    def __init__(self, settings: WorkerSettings, sock: socket.socket, process: Any):
+        self.sock, self._process = sock, process
+        _send(self.sock, {"settings": asdict(settings)})
+
+    @classmethod
+    def local(cls, settings: WorkerSettings, zygote: Any, context: Any) -> "WorkerProcess":
+        """A worker forked from `context` (a forkserver with the graders preloaded), sharing `zygote`."""
+        ours, theirs = socket.socketpair()
+        line = zygote.attach()
+        process = context.Process(target=_local_main, args=(theirs, line), daemon=True)
+        process.start()
+        theirs.close()
+        line.close()
+        return cls(settings, ours, _MultiprocessingHandle(process))
+
+    @classmethod
+    def standalone(cls, settings: WorkerSettings) -> "WorkerProcess":
+        """A worker in a fresh interpreter, with a zygote of its own (a Dask worker's)."""
         ours, theirs = socket.socketpair()
         env = {k: v for k, v in os.environ.items() if k != SECRET_VARIABLE}
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        self.process = subprocess.Popen([sys.executable, "-m", "autograder.core.worker", str(theirs.fileno())],
-                                        pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL, env=env)
+        process = subprocess.Popen([sys.executable, "-m", "autograder.core.worker", str(theirs.fileno())],
+                                   pass_fds=[theirs.fileno(), *settings.cpu_slots], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, env=env)
         theirs.close()
-        self.sock = ours
-        _send(self.sock, {"settings": asdict(settings)})
+        return cls(settings, ours, process)
 
     def ready(self) -> list[str]:
         """What is weaker than full isolation on this machine; raises WorkerError if it cannot grade."""
@@ -114,27 +168,55 @@ class WorkerProcess:
         except OSError as exc:
             raise WorkerError(f"the grading worker broke the connection ({exc})") from None
         if message is None:
-            raise WorkerError(f"the grading worker died (exit status {self.process.wait()})")
+            raise WorkerError(f"the grading worker died (exit status {self._process.wait()})")
         if "fatal" in message:
             raise WorkerError(str(message["fatal"]), fatal=True)
         return message[key]
 
     def close(self) -> None:
+        from ..isolation.sandbox import wait_or_kill
+
         self.sock.close()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        wait_or_kill(self._process, 30)
+
+
+class _MultiprocessingHandle:
+    """A multiprocessing.Process seen as a subprocess.Popen (wait, kill)."""
+
+    def __init__(self, process: multiprocessing.process.BaseProcess):
+        self.process = process
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        self.process.join(timeout)
+        if self.process.exitcode is None:
+            raise subprocess.TimeoutExpired("grading worker", timeout or 0)
+        return self.process.exitcode
+
+    def kill(self) -> None:
+        self.process.kill()
+
+
+def forkserver() -> Any:
+    """A multiprocessing context whose processes fork from one that imported the graders once."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)
+    return context
 
 
 def _send(sock: socket.socket, message: dict) -> None:
-    wire.send_frame(sock, json.dumps(message).encode())
+    frames.send_frame(sock, json.dumps(message).encode())
 
 
 def _receive(sock: socket.socket) -> dict | None:
-    frame = wire.recv_frame(sock)
+    frame = frames.recv_frame(sock)
     return None if frame is None else json.loads(frame)
+
+
+def _settings(sock: socket.socket) -> WorkerSettings:
+    message = _receive(sock)
+    if message is None:
+        raise SystemExit(0)  # the run went away before it said anything
+    return WorkerSettings(**message["settings"])
 
 
 if __name__ == "__main__":

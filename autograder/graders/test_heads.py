@@ -24,6 +24,8 @@ D_MODEL_SCALE = "scale by the head dimension"
 ON_DEVICE = "create masks on the input's device"
 # The contract's parameters, shapes in units of d_model.
 LAYOUT_SHAPES = {"qkv.weight": (3, 1), "qkv.bias": (3,), "proj.weight": (1, 1), "proj.bias": (1,)}
+TOKEN_FEATURE = ("token t", "feature")
+QUERY_KEY = ("query i", "key j")
 
 
 
@@ -241,7 +243,8 @@ def test_split_heads_values(student, gen, device):
     checked = f"split_heads(x {tuple(x.shape)}, n_heads={H})"
     got = as_tensor(_call_naming_view(student, checked, "split_heads", x.to(device), H), checked, dtype=x.dtype, device=device)
     expect_close(got, ref.split_heads(x, H), checked, device=device, candidates=_split_candidates(x, H),
-                 hint=_rearrangement_hint(got, x, f"{SPLIT_NO_TRANSPOSE}: head h holds features h*dh:(h+1)*dh"))
+                 hint=_rearrangement_hint(got, x, f"{SPLIT_NO_TRANSPOSE}: head h holds features h*dh:(h+1)*dh"),
+                 axes=TOKEN_FEATURE)
 
 
 @check("merge_heads: puts the heads back side by side", points=2)
@@ -251,7 +254,8 @@ def test_merge_heads_values(student, gen, device):
     checked = f"merge_heads(x {tuple(y.shape)})"
     got = as_tensor(_call_naming_view(student, checked, "merge_heads", y.to(device)), checked, dtype=y.dtype, device=device)
     expect_close(got, ref.merge_heads(y), checked, device=device, candidates=_merge_candidates(y),
-                 hint=_rearrangement_hint(got, y, f"{MERGE_NO_TRANSPOSE}: token t holds head h at h*dh:(h+1)*dh"))
+                 hint=_rearrangement_hint(got, y, f"{MERGE_NO_TRANSPOSE}: token t holds head h at h*dh:(h+1)*dh"),
+                 axes=TOKEN_FEATURE)
 
 
 @check("split_heads -> merge_heads gives back the input exactly", points=2)
@@ -342,7 +346,8 @@ def _compare_with_reference(student, gen, device: str, weight_scale: float, whic
     with torch.no_grad():
         want = reference(x)[which]
     expect_close(got[which], want, f"the {what} of CausalSelfAttention({D}, {H})(x {tuple(x.shape)}) on {device}, "
-                 f"{loaded}", hint=_module_hint(*got, x, state, H), device=device)
+                 f"{loaded}", hint=_module_hint(*got, x, state, H), device=device,
+                 axes=QUERY_KEY if which else TOKEN_FEATURE)
 
 
 @check("CausalSelfAttention: output matches the reference with the same weights", points=3)

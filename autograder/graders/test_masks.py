@@ -5,10 +5,13 @@ from __future__ import annotations
 import torch
 
 import attention_ref as ref
-from autograder.core.checks import draw, as_tensor, check, expect, expect_close, fail
+from autograder.core import figures
+from autograder.core.checks import draw, as_tensor, check, expect, expect_close, fail, pictures
 
 PART = "masks"
 ON_DEVICE = "create masks on the input's device"
+QUERY_KEY = ("query i", "key j")
+MAY_ATTEND = ("may attend", "blocked")
 
 
 
@@ -26,6 +29,12 @@ def _mask_hint(got: torch.Tensor) -> str | None:
     return next((hint for hint, wrong in known.items() if wrong.shape == got.shape and torch.equal(got.cpu(), wrong)), None)
 
 
+def _mask_picture(checked: str, got: torch.Tensor, T_q: int, T_k: int | None = None) -> list[dict]:
+    """The reference causal mask against the submission's, the differing cells marked."""
+    return pictures(lambda: [figures.grid(checked, ref.causal_mask(T_q, T_k), got.cpu(), rows=QUERY_KEY[0],
+                                          cols=QUERY_KEY[1], meaning=MAY_ATTEND)])
+
+
 def _average_hint(got: torch.Tensor) -> str:
     if bool((got.diagonal() == 0).any()):
         return "a token may attend to itself"
@@ -38,7 +47,7 @@ def _average_hint(got: torch.Tensor) -> str:
 def test_causal_average_values(student, gen):
     (T,) = draw(gen, 5, 9, 1)
     got = as_tensor(student.call("causal_average", T), f"causal_average({T})", shape=(T, T))
-    expect_close(got, ref.causal_average(T), f"causal_average({T})", hint=_average_hint(got))
+    expect_close(got, ref.causal_average(T), f"causal_average({T})", hint=_average_hint(got), axes=QUERY_KEY)
 
 
 @check("causal_average: rows sum to 1, nothing above the diagonal", points=1)
@@ -46,11 +55,13 @@ def test_causal_average_properties(student, gen):
     (T,) = draw(gen, 4, 8, 1)
     got = as_tensor(student.call("causal_average", T), f"causal_average({T})", shape=(T, T), dtype=torch.float32)
     sums = got.sum(dim=-1)
+    picture = lambda: [figures.grid(f"causal_average({T})", ref.causal_average(T), got,  # noqa: E731
+                                    rows=QUERY_KEY[0], cols=QUERY_KEY[1], atol=1e-5, rtol=1e-4)]
     expect(torch.allclose(sums, torch.ones(T), atol=1e-5), f"causal_average({T}).sum(dim=-1)",
-           "every row sums to 1", f"row sums {[round(x, 4) for x in sums[:4].tolist()]}", _average_hint(got))
+           "every row sums to 1", f"row sums {[round(x, 4) for x in sums[:4].tolist()]}", _average_hint(got), picture)
     above = got.triu(1)
     expect(bool((above == 0).all()), f"causal_average({T}) above the diagonal", "all 0",
-           f"{int((above != 0).sum())} non-zero entries", "rows are queries, columns are keys")
+           f"{int((above != 0).sum())} non-zero entries", "rows are queries, columns are keys", picture)
 
 
 @check("causal_mask: a token may attend to itself", points=1)
@@ -58,7 +69,8 @@ def test_causal_mask_diagonal(student, gen):
     (T,) = draw(gen, 4, 9, 1)
     got = as_tensor(student.call("causal_mask", T), f"causal_mask({T})", shape=(T, T), dtype=torch.bool)
     expect(bool(got.diagonal().all()), f"causal_mask({T}).diagonal()", "all True",
-           f"{got.diagonal().tolist()}", "a token may attend to itself")
+           f"{got.diagonal().tolist()}", "a token may attend to itself",
+           lambda: _mask_picture(f"causal_mask({T})", got, T))
 
 
 @check("causal_mask: no weight above the diagonal", points=1)
@@ -69,7 +81,7 @@ def test_causal_mask_future_blocked(student, gen):
     if leaks.any():
         i, j = (int(x) for x in leaks.nonzero()[0])
         fail(f"causal_mask({T})[{i}, {j}] (query {i}, key {j} in its future)", "False", "True",
-             _mask_hint(got) or "query i may see key j only when j <= i")
+             _mask_hint(got) or "query i may see key j only when j <= i", _mask_picture(f"causal_mask({T})", got, T))
 
 
 @check("causal_mask: values match the reference", points=1)
@@ -80,7 +92,8 @@ def test_causal_mask_values(student, gen, device):
     want = ref.causal_mask(T)
     if not torch.equal(got.cpu(), want):
         i, j = (int(x) for x in (got.cpu() != want).nonzero()[0])
-        fail(f"causal_mask({T})[{i}, {j}]", str(bool(want[i, j])), str(bool(got[i, j])), _mask_hint(got.cpu()))
+        fail(f"causal_mask({T})[{i}, {j}]", str(bool(want[i, j])), str(bool(got[i, j])), _mask_hint(got.cpu()),
+             _mask_picture(f"causal_mask({T})", got, T))
 
 
 @check("causal_mask: top-left alignment when T_q != T_k", points=2)
@@ -94,7 +107,8 @@ def test_causal_mask_rectangular(student, gen):
         if not torch.equal(got, want):
             i, j = (int(x) for x in (got != want).nonzero()[0])
             fail(f"causal_mask({T_q}, {T_k})[{i}, {j}]", str(bool(want[i, j])), str(bool(got[i, j])),
-                 _mask_hint(got) or "top-left alignment, as is_causal")
+                 _mask_hint(got) or "top-left alignment, as is_causal",
+                 _mask_picture(f"causal_mask({T_q}, {T_k})", got, T_q, T_k))
 
 
 @check("causal_mask: created on the requested device", points=1)
@@ -117,7 +131,8 @@ def test_padding_mask_values(student, gen):
     lengths = _lengths(gen, B, T)
     got = student.call("padding_mask", lengths, T)
     positions = torch.arange(T)
-    expect_close(got, ref.padding_mask(lengths, T), f"padding_mask(lengths={lengths.tolist()}, T={T})", candidates={
+    expect_close(got, ref.padding_mask(lengths, T), f"padding_mask(lengths={lengths.tolist()}, T={T})",
+                 axes=("sequence b", "position t"), meaning=("a real token", "padding"), candidates={
         "this contract uses True = may attend": positions >= lengths[:, None],
         "off by one: positions 0..length-1 are the real tokens": positions <= lengths[:, None],
     })
@@ -162,7 +177,9 @@ def test_apply_mask_values(student, gen, device):
         changed = int((got[mask] != scores[mask]).sum())
         fail(checked, "softmax weight exactly 0 where the mask is False, scores unchanged where it is True",
              f"largest weight on a masked entry {wrong_weight:.3g}; {changed} allowed scores changed",
-             _apply_mask_hint(got, scores, mask))
+             _apply_mask_hint(got, scores, mask), pictures(lambda: [figures.grid(
+                 f"softmax of {checked}", torch.softmax(ref.apply_mask(scores, mask).double(), -1), weights,
+                 rows=QUERY_KEY[0], cols=QUERY_KEY[1], atol=1e-6)]))
 
 
 @check("apply_mask: broadcasts a causal (T_q, T_k) mask over batch and heads (T_q < T_k and T_q > T_k)", points=1)
@@ -173,7 +190,8 @@ def test_apply_mask_broadcast(student, gen):
         checked = f"apply_mask(scores {tuple(scores.shape)}, causal_mask{tuple(mask.shape)})"
         got = as_tensor(student.call("apply_mask", scores, mask), checked, shape=tuple(scores.shape))
         expect_close(torch.softmax(got.double(), -1), torch.softmax(ref.apply_mask(scores, mask).double(), -1),
-                     f"softmax of {checked}", hint=_apply_mask_hint(got, scores, mask.expand_as(scores)))
+                     f"softmax of {checked}", hint=_apply_mask_hint(got, scores, mask.expand_as(scores)),
+                     axes=QUERY_KEY)
 
 
 @check("apply_mask: does not modify its inputs", points=1)
@@ -199,7 +217,8 @@ def test_combine_masks_values(student, gen, device):
     got = student.call("combine_masks", causal.to(device), padding.to(device))
     checked = f"combine_masks(causal ({T}, {T}), padding ({B}, {T}))"
     as_tensor(got, checked, shape=(B, 1, T, T), dtype=torch.bool, device=device, device_hint=ON_DEVICE)
-    expect_close(got, ref.combine_masks(causal, padding), checked, device=device, candidates={
+    expect_close(got, ref.combine_masks(causal, padding), checked, device=device, axes=QUERY_KEY, meaning=MAY_ATTEND,
+                 candidates={
         "padding hides keys (the last dimension)": causal[None, None] & padding[:, None, :, None],
         "a query may attend a key only if both masks allow it (and, not or)": causal[None, None] | padding[:, None, None, :],
         "this contract uses True = may attend (the padding mask is True on real tokens: do not invert it)":

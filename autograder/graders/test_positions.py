@@ -8,7 +8,8 @@ from typing import Callable
 import torch
 
 import attention_ref as ref
-from autograder.core.checks import draw, as_tensor, check, expect, expect_close, fail, tolerance
+from autograder.core import figures
+from autograder.core.checks import draw, unravel, as_tensor, check, expect, expect_close, fail, pictures, tolerance
 from autograder.isolation.proxy import StudentError
 
 PART = "positions"
@@ -27,6 +28,8 @@ FREQUENCY_RTOL = 1e-2
 PRECISION = "compute angles in float (64 is safest): float16 or integer arithmetic loses digits as positions grow"
 IGNORED_BASE = "use the base argument: the frequencies are 1 / base^(2i/d_model), not 1 / 10000^(2i/d_model)"
 NOT_BOOL = "return a Python bool (bool(...) or torch.allclose give one)"
+POSITION_FEATURE = ("position p", "feature")
+POSITION_POSITION = ("position p", "position q")
 
 
 
@@ -131,7 +134,8 @@ def test_encoding_values(student, gen):
     T_long, T_wide = draw(gen, 24, 40, 1)[0], draw(gen, 10, 20, 1)[0]
     for T, d in ((T_long, d_long), (T_wide, d_wide)):  # T > d, then T < d
         got = _encoding(student, T, d)
-        expect_close(got, ref.sinusoidal_encoding(T, d), f"sinusoidal_encoding({T}, {d})", hint=_diagnose(got, T, d))
+        expect_close(got, ref.sinusoidal_encoding(T, d), f"sinusoidal_encoding({T}, {d})", hint=_diagnose(got, T, d),
+                     axes=POSITION_FEATURE)
 
 
 @check("sinusoidal_encoding: PE[0] = [0, 1, 0, 1, ...] (sin 0, cos 0 pairs)", points=1)
@@ -172,7 +176,9 @@ def _expect_pair_frequency(got: torch.Tensor, T: int, d: int, i: int, fallback: 
     expect(ok, f"sinusoidal_encoding({T}, {d}), pair i={i} (sin in column {2 * i}, cos in column {2 * i + 1})",
            f"the angle grows by 1 / 10000^({2 * i}/{d}) = {want:.6g} rad per position",
            f"{mean:.6g} rad per position on average" + (f", varying by up to {spread:.3g}" if spread > 1e-3 else ""),
-           _diagnose(got, T, d) or (fallback if math.isfinite(mean) else None))
+           _diagnose(got, T, d) or (fallback if math.isfinite(mean) else None),
+           lambda: [figures.grid(f"sinusoidal_encoding({T}, {d})", _contract(T, d, 10000.0), got,
+                                 rows=POSITION_FEATURE[0], cols=POSITION_FEATURE[1], atol=1e-4)])
 
 
 @check("sinusoidal_encoding: frequencies go by pairs (columns 2 and 3 share 1 / base^(2/d))", points=1)
@@ -196,7 +202,7 @@ def test_encoding_large_positions(student, gen):
     hint, formula = found if found is not None else (None, _contract)
     want = formula(T, d, 10000.0)[rows]  # the formula the small positions follow, computed in float64
     gap = (got[rows] - want).abs().nan_to_num(nan=float("inf"))
-    r, c = (int(x) for x in torch.unravel_index(gap.argmax(), gap.shape))
+    r, c = unravel(int(gap.argmax()), tuple(gap.shape))
     expected = "the float64 values of the formula your first positions follow" if hint else "the reference values"
     expect(float(gap.max()) <= LARGE_POSITION_ATOL, f"sinusoidal_encoding({T}, {d}) at positions {rows.tolist()}",
            f"{expected} within {LARGE_POSITION_ATOL:g}, e.g. PE[{int(rows[r])}, {c}] = {float(want[r, c]):.6g}",
@@ -219,9 +225,11 @@ def test_encoding_base(student, gen):
             hint = _diagnose(got, T, d, base)
         expected = "the formula of your default encoding with this base" if found and found[0] else "the reference"
         gap = (got - want).abs().nan_to_num(nan=float("inf"))
-        r, c = (int(x) for x in torch.unravel_index(gap.argmax(), gap.shape))
+        r, c = unravel(int(gap.argmax()), tuple(gap.shape))
         fail(f"sinusoidal_encoding({T}, {d}, base={base:g})", f"{expected}: PE[{r}, {c}] = {float(want[r, c]):.6g}",
-             f"{float(got[r, c]):.6g} there (largest gap {float(gap.max()):.3g})", hint)
+             f"{float(got[r, c]):.6g} there (largest gap {float(gap.max()):.3g})", hint,
+             pictures(lambda: [figures.grid(f"sinusoidal_encoding({T}, {d}, base={base:g})", want, got,
+                                            rows=POSITION_FEATURE[0], cols=POSITION_FEATURE[1], atol=FORMULA_ATOL)]))
 
 
 @check("sinusoidal_encoding: odd d_model raises ValueError", points=1)
@@ -258,7 +266,7 @@ def test_similarity_values(student, gen, device):
     checked = f"position_similarity(pe of shape {(T, d)})"
     got = as_tensor(student.call("position_similarity", pe.to(device)), checked, shape=(T, T), device=device)
     dots = pe @ pe.T
-    expect_close(got, ref.position_similarity(pe), checked, device=device, candidates={
+    expect_close(got, ref.position_similarity(pe), checked, device=device, axes=POSITION_POSITION, candidates={
         f"{SIMILARITY_HINT} (this is the raw dot product)": dots,
         f"{SIMILARITY_HINT}, not by d": dots / d,
         "normalise each position (a row, dim=-1), not each feature column": (lambda u: u @ u.T)(pe / pe.norm(dim=0)),
@@ -273,7 +281,9 @@ def test_similarity_diagonal(student, gen):
                     shape=(T, T))
     diagonal = got.detach().double().diagonal()
     expect(bool(((diagonal - 1).abs() <= 1e-5).all()), f"position_similarity(pe of shape {tuple(pe.shape)}).diagonal()",
-           "all 1", f"{[round(x, 4) for x in diagonal[:4].tolist()]}", SIMILARITY_HINT)
+           "all 1", f"{[round(x, 4) for x in diagonal[:4].tolist()]}", SIMILARITY_HINT,
+           lambda: [figures.grid(f"position_similarity(pe of shape {tuple(pe.shape)})", ref.position_similarity(pe),
+                                 got, rows=POSITION_POSITION[0], cols=POSITION_POSITION[1], atol=1e-5, rtol=1e-4)])
 
 
 @check("position_similarity: the lesson's figures for position 10 of a 64 x 64 encoding", points=1)
@@ -287,7 +297,9 @@ def test_similarity_lesson_figures(student, gen):
     expect(torch.allclose(row, want.double(), atol=1e-4, rtol=0.0),
            f"position_similarity(sinusoidal_encoding(64, 64))[10, {others}]",
            f"{[round(x, 3) for x in want.tolist()]} (the lesson: 1.0, 0.966, 0.734, 0.59, 0.49)",
-           f"{[round(x, 3) for x in row.tolist()]}", SIMILARITY_HINT)
+           f"{[round(x, 3) for x in row.tolist()]}", SIMILARITY_HINT,
+           lambda: [figures.grid("position_similarity(sinusoidal_encoding(64, 64))", ref.position_similarity(pe), got,
+                                 rows=POSITION_POSITION[0], cols=POSITION_POSITION[1], atol=1e-4)])
 
 
 # ---------------------------------------------------------------- add_positions
@@ -319,7 +331,8 @@ def test_add_positions_values(student, gen, device):
     own = _own_encoding(student, T, D)
     if own is not None and torch.allclose(got.detach().to("cpu", torch.float64), (x + own).double(), atol=atol, rtol=rtol):
         return  # adds the submission's own encoding: right here, its mistakes are graded above
-    expect_close(got, x + ref.sinusoidal_encoding(T, D), checked, device=device, hint=_add_positions_hint(got, x))
+    expect_close(got, x + ref.sinusoidal_encoding(T, D), checked, device=device, hint=_add_positions_hint(got, x),
+                 axes=POSITION_FEATURE)
 
 
 @check("add_positions: keeps x's dtype (float32 stays float32, float64 stays float64) and does not modify x", points=1)
@@ -354,23 +367,24 @@ def _equivariance_hint(expected: bool) -> str:
     return "compare fn(x[:, perm]) with fn(x)[:, perm], within atol: order-dependent functions must give False"
 
 
-@check("is_permutation_equivariant: True (a bool) for self-attention and a token-wise function", points=1)
-def test_equivariant_true(student, gen, device):
+def _expect_equivariance(student, gen, device: str, names: tuple[str, ...], expected: bool) -> None:
+    """is_permutation_equivariant on catalogue functions whose answer is `expected`. Where False is
+    expected, a 0-d boolean tensor is taken as its bool: the type is the other check's business."""
     x, perm = _shuffle(gen)
-    for name in ("self_attention", "doubled"):
+    for name in names:
         got = student.call("is_permutation_equivariant", student.catalogue(name), x.to(device), perm.to(device))
         checked = f"is_permutation_equivariant({name}, x of shape {tuple(x.shape)}, perm={perm.tolist()})"
+        if not expected and type(got) is torch.Tensor and got.numel() == 1 and got.dtype == torch.bool:
+            got = bool(got.item())
         expect(type(got) is bool, checked, "a bool", type(got).__name__, NOT_BOOL)
-        expect(got is True, checked, "True", str(got), _equivariance_hint(True))
+        expect(got is expected, checked, str(expected), str(got), _equivariance_hint(expected))
+
+
+@check("is_permutation_equivariant: True (a bool) for self-attention and a token-wise function", points=1)
+def test_equivariant_true(student, gen, device):
+    _expect_equivariance(student, gen, device, ("self_attention", "doubled"), True)
 
 
 @check("is_permutation_equivariant: False for causal attention and a running sum", points=1)
 def test_equivariant_false(student, gen, device):
-    x, perm = _shuffle(gen)
-    for name in ("causal_self_attention", "running_sum"):
-        got = student.call("is_permutation_equivariant", student.catalogue(name), x.to(device), perm.to(device))
-        checked = f"is_permutation_equivariant({name}, x of shape {tuple(x.shape)}, perm={perm.tolist()})"
-        if type(got) is torch.Tensor and got.numel() == 1 and got.dtype == torch.bool:
-            got = bool(got.item())  # the wrong type is the other check's business
-        expect(type(got) is bool, checked, "a bool", type(got).__name__, NOT_BOOL)
-        expect(got is False, checked, "False", str(got), _equivariance_hint(False))
+    _expect_equivariance(student, gen, device, ("causal_self_attention", "running_sum"), False)

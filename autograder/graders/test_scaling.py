@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import attention_ref as ref
+from autograder.core import figures
 from autograder.core.checks import describe, ROW_SUM_TOLERANCE, as_tensor, check, expect, expect_close, fail, tolerance
 from autograder.isolation.proxy import StudentError
 
@@ -21,6 +22,8 @@ SPREAD = "std over the n dot products"
 BATCHED = ("batched inputs fail while smaller ones work: k.T, k.t(), k.transpose(1, 2) and torch.mm suit only "
            "2-D or 3-D tensors, use k.transpose(-2, -1) and @")
 NOT_NEG_INF = "use -inf (or -1e9) for masked scores so their weight is exactly 0"
+QUERY_KEY = ("query i", "key j")
+QUERY_FEATURE = ("query i", "feature")
 
 
 def _attention_sizes(gen: torch.Generator, more_keys: bool | None = None) -> tuple[int, int, int, int, int]:
@@ -130,7 +133,8 @@ def _overflow_hint(unshifted: torch.Tensor) -> str | None:
     return MAX if bool(unshifted.isfinite().all()) else None
 
 
-def _expect_shift_invariant(got: torch.Tensor, unshifted: torch.Tensor, checked: str) -> None:
+def _expect_shift_invariant(got: torch.Tensor, unshifted: torch.Tensor, checked: str,
+                            axes: tuple[str, str] = QUERY_KEY) -> None:
     """The submission's own results with and without a shift of every score agree.
 
     Scores of magnitude M carry a float32 rounding error of about M·6e-8, which a mistaken scale
@@ -139,7 +143,9 @@ def _expect_shift_invariant(got: torch.Tensor, unshifted: torch.Tensor, checked:
     got, unshifted = got.detach().cpu().double(), unshifted.detach().cpu().double()
     gap = (got - unshifted).abs().nan_to_num(nan=float("inf")).max().item()
     expect(torch.allclose(got, unshifted, atol=1e-3, rtol=1e-3), checked,
-           "the same result (softmax is shift-invariant)", f"a largest difference of {gap:.3g}", MAX)
+           "the same result (softmax is shift-invariant)", f"a largest difference of {gap:.3g}", MAX,
+           lambda: [figures.grid(f"{checked} (left: without the shift)", unshifted, got, rows=axes[0], cols=axes[1],
+                                 atol=1e-3, rtol=1e-3)])
 
 
 def _expect_blocked(weights: torch.Tensor, mask: torch.Tensor, checked: str) -> None:
@@ -165,7 +171,7 @@ def _expect_scores(student, device: str, q: torch.Tensor, k: torch.Tensor) -> No
     got = as_tensor(_call_naming_batch(student, checked, "attention_scores", q.to(device), k.to(device)), checked,
                     shape=(*q.shape[:-1], k.shape[-2]), dtype=torch.float32, device=device)
     expect_close(got, ref.attention_scores(q.double(), k.double()), checked, device=device,
-                 candidates=_score_candidates(q, k))
+                 candidates=_score_candidates(q, k), axes=QUERY_KEY)
 
 
 @check("attention_scores: q kᵀ / √d on 3-D inputs (T_q, T_k and d all different)", points=2)
@@ -194,7 +200,7 @@ def test_weights_values(student, gen, device):
         got = as_tensor(student.call("attention_weights", *(a.to(device) for a in args)), checked,
                         shape=tuple(scores.shape), dtype=torch.float32, device=device)
         expect_close(got, ref.attention_weights(scores.double(), m), checked, device=device,
-                     candidates=_weight_candidates(scores, m))
+                     candidates=_weight_candidates(scores, m), axes=QUERY_KEY)
 
 
 @check("attention_weights: each row sums to 1, exactly 0 where masked (causal, T_q < T_k and T_q > T_k)", points=1)
@@ -210,11 +216,13 @@ def test_weights_rows(student, gen, device):
         rows, columns = got.cpu().double().sum(dim=-1), got.cpu().double().sum(dim=-2)
         if hint is None and torch.allclose(columns, torch.ones_like(columns), atol=ROW_SUM_TOLERANCE):
             hint = DIM
+        picture = lambda: [figures.grid(checked, ref.attention_weights(scores.double(), mask), got,  # noqa: E731
+                                        rows=QUERY_KEY[0], cols=QUERY_KEY[1], atol=ROW_SUM_TOLERANCE)]
         expect(bool(((rows - 1).abs() <= ROW_SUM_TOLERANCE).all()), f"{checked}.sum(dim=-1)", "every row sums to 1",
-               f"row sums {[round(x, 4) for x in rows[0, :4].tolist()]}...", hint)
+               f"row sums {[round(x, 4) for x in rows[0, :4].tolist()]}...", hint, picture)
         leaked = got.cpu()[~mask.expand_as(got)]
         expect(bool((leaked == 0).all()), f"{checked} where the mask is False", "exactly 0",
-               f"largest {leaked.abs().max().item():.3g}", hint or NOT_NEG_INF)
+               f"largest {leaked.abs().max().item():.3g}", hint or NOT_NEG_INF, picture)
 
 
 @check("attention_weights: stable for large scores (> 100)", points=1)
@@ -229,7 +237,9 @@ def test_weights_large(student, gen, device):
                     shape=tuple(scores.shape), dtype=torch.float32, device=device)
     bad = int((~got.isfinite()).sum())
     expect(bad == 0, checked, "finite weights (softmax is shift-invariant)", f"{bad} inf or NaN weights of {got.numel()}",
-           _which(got, _weight_candidates(scores + shift, None), device) or _overflow_hint(unshifted))
+           _which(got, _weight_candidates(scores + shift, None), device) or _overflow_hint(unshifted),
+           lambda: [figures.grid(checked, ref.attention_weights(scores.double()), got, rows=QUERY_KEY[0],
+                                 cols=QUERY_KEY[1], atol=1e-3, rtol=1e-3)])
     _expect_shift_invariant(got, unshifted, f"{checked} against attention_weights(scores)")
 
 
@@ -250,11 +260,12 @@ def test_sdpa_values(student, gen, device):
         out, weights = _sdpa(student, device, q, k, v, mask, checked)
         want_out, want_weights = ref.scaled_dot_product_attention(q.double(), k.double(), v.double(), mask)
         wrong_weights, wrong_outs = _attention_candidates(q, k, v, mask)
-        expect_close(weights, want_weights, f"{checked}: the weights", device=device, candidates=wrong_weights)
+        expect_close(weights, want_weights, f"{checked}: the weights", device=device, candidates=wrong_weights,
+                     axes=QUERY_KEY)
         if mask is not None:
             _expect_blocked(weights, mask, checked)
         expect_close(out, want_out, f"{checked}: the output", device=device, candidates=wrong_outs,
-                     hint="the output is weights @ v")
+                     hint="the output is weights @ v", axes=QUERY_FEATURE)
 
 
 @check("scaled_dot_product_attention: matches torch.nn.functional.scaled_dot_product_attention", points=1)
@@ -271,7 +282,8 @@ def test_sdpa_torch(student, gen, device):
                    f"mask {tuple(m.shape)})[0] against F.scaled_dot_product_attention(..., {label})")
         want = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), **how)
         out, _ = _sdpa(student, device, q, k, v, m, checked)
-        expect_close(out, want, checked, device=device, candidates=_attention_candidates(q, k, v, m)[1])
+        expect_close(out, want, checked, device=device, candidates=_attention_candidates(q, k, v, m)[1],
+                     axes=QUERY_FEATURE)
 
 
 @check("scaled_dot_product_attention: stable for large scores (> 100)", points=1)
@@ -288,9 +300,11 @@ def test_sdpa_large(student, gen, device):
     out, weights = _sdpa(student, device, q_big, k_big, v, None, checked)
     bad = int((~weights.isfinite()).sum()) + int((~out.isfinite()).sum())
     expect(bad == 0, checked, "finite weights and output (softmax is shift-invariant)", f"{bad} inf or NaN entries",
-           _which(weights, _attention_candidates(q_big, k_big, v, None)[0], device) or _overflow_hint(plain_weights))
+           _which(weights, _attention_candidates(q_big, k_big, v, None)[0], device) or _overflow_hint(plain_weights),
+           lambda: [figures.grid(f"{checked}: the weights (left: without the raise)", plain_weights, weights,
+                                 rows=QUERY_KEY[0], cols=QUERY_KEY[1], atol=1e-3, rtol=1e-3)])
     _expect_shift_invariant(weights, plain_weights, f"{checked}: the weights, against those without the raise")
-    _expect_shift_invariant(out, plain_out, f"{checked}: the output, against that without the raise")
+    _expect_shift_invariant(out, plain_out, f"{checked}: the output, against that without the raise", QUERY_FEATURE)
 
 
 @check("attention_scores, attention_weights, scaled_dot_product_attention: inputs not modified", points=1)
@@ -387,7 +401,7 @@ def test_entropy_values(student, gen, device):
     weights = torch.softmax(torch.randn(B, H, T_k, generator=gen) * 2, dim=-1)
     checked = f"softmax_entropy(weights {tuple(weights.shape)})"
     expect_close(_entropy(student, device, weights, checked), ref.softmax_entropy(weights.double()), checked,
-                 device=device, candidates=_entropy_candidates(weights))
+                 device=device, candidates=_entropy_candidates(weights), axes=("batch b", "head h"))
 
 
 @check("softmax_entropy: a zero weight contributes 0, not NaN", points=1)
@@ -398,9 +412,11 @@ def test_entropy_zeros(student, gen, device):
     checked = f"softmax_entropy(causal attention weights {tuple(weights.shape)}, with zeros above the diagonal)"
     got = _entropy(student, device, weights, checked)
     bad = int(got.isnan().sum())
-    expect(bad == 0, checked, "no NaN (a zero weight contributes 0)", f"{bad} NaN of {got.numel()} entropies", XLOGY)
+    expect(bad == 0, checked, "no NaN (a zero weight contributes 0)", f"{bad} NaN of {got.numel()} entropies", XLOGY,
+           lambda: [figures.grid(checked, ref.softmax_entropy(weights.double()), got, rows="head h", cols="query i",
+                                 atol=1e-5, rtol=1e-4)])
     expect_close(got, ref.softmax_entropy(weights.double()), checked, device=device,
-                 candidates=_entropy_candidates(weights))
+                 candidates=_entropy_candidates(weights), axes=("head h", "query i"))
 
 
 @check("softmax_entropy: uniform weights over T keys give ln T", points=1)

@@ -33,6 +33,7 @@ def create(name: str) -> tuple[dict | None, str]:
         tree = {"version": 2, "folders": {"": str(parent / name)}}
     else:
         return None, "no CPU share per sandbox (no cgroups)"
+    _remove_stale(tree)
     try:
         for folder in tree["folders"].values():
             os.makedirs(folder, exist_ok=True)
@@ -95,6 +96,16 @@ def remove_tree(tree: dict, patience_seconds: float = 5.0) -> None:
             os.rmdir(folder)
         except OSError:
             pass
+
+
+def _remove_stale(tree: dict) -> None:
+    """Trees of zygotes that are gone (their grader was killed before it could clean up)."""
+    for folder in tree["folders"].values():
+        parent = Path(folder).parent
+        for stale in parent.glob("autograder-*") if parent.is_dir() else []:
+            pid = stale.name.removeprefix("autograder-")
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                remove_tree({"version": tree["version"], "folders": {"": str(stale)}}, patience_seconds=0)
 
 
 def _own_cgroups() -> dict[str, str]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import os
 import resource
+import stat
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -174,16 +175,18 @@ def _private_filesystem(view: View, scratch_bytes: int) -> list[str]:
     """An empty root holding only the view, read-only, with a private /proc, /dev and /tmp."""
     if not _mount(None, "/", None, MS_REC | MS_PRIVATE):  # else every mount below would reach the grader's system
         return ["no private mounts (submissions can read the graders and write your files)"]
+    # what each path is, and a handle on it, before anything is covered (a venv may live under /tmp)
+    links = {p: os.readlink(p) for p in view.expose if os.path.islink(p)}
     sources = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in (*view.expose, *view.devices, os.devnull)
-               if os.path.exists(p) and not os.path.islink(p)}  # before anything is covered
+               if os.path.exists(p) and p not in links}
     try:
-        return _assemble_root(view, sources, scratch_bytes)
+        return _assemble_root(view, sources, links, scratch_bytes)
     finally:
         for fd in sources.values():
             os.close(fd)
 
 
-def _assemble_root(view: View, sources: dict[str, int], scratch_bytes: int) -> list[str]:
+def _assemble_root(view: View, sources: dict[str, int], links: dict[str, str], scratch_bytes: int) -> list[str]:
     root = NEW_ROOT
     if not _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755"):
         return ["no private file system (submissions can read the graders and write your files)"]
@@ -193,16 +196,16 @@ def _assemble_root(view: View, sources: dict[str, int], scratch_bytes: int) -> l
         target = root + path
         if path in hidden:
             ok &= _cover(target, sources[os.devnull])
-        elif os.path.islink(path):
+        elif path in links:
             os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
             if not os.path.lexists(target):
-                os.symlink(os.readlink(path), target)
+                os.symlink(links[path], target)
         elif path in sources:
-            ok &= _bind(sources[path], target, directory=os.path.isdir(path))
+            ok &= _bind(sources[path], target, directory=_is_folder(sources[path]))
     os.makedirs(f"{root}/dev", mode=0o755, exist_ok=True)
     ok &= _mount("tmpfs", f"{root}/dev", "tmpfs", MS_NOSUID, "size=64k,mode=755")
     for device in view.devices:
-        ok &= _bind(sources[device], root + device, directory=os.path.isdir(device))
+        ok &= _bind(sources[device], root + device, directory=_is_folder(sources[device]))
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{root}/dev/{name}")
@@ -227,6 +230,10 @@ def _assemble_root(view: View, sources: dict[str, int], scratch_bytes: int) -> l
         if not _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={scratch_bytes},mode={mode}"):
             weaknesses.append(f"no private {folder}")
     return weaknesses
+
+
+def _is_folder(fd: int) -> bool:
+    return stat.S_ISDIR(os.fstat(fd).st_mode)
 
 
 def _bind(fd: int, target: str, directory: bool) -> bool:

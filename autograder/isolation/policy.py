@@ -19,6 +19,7 @@ submission code: if it can reach any of it, grading stops.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import os
 import site
@@ -71,10 +72,11 @@ def probe(view: View) -> list[str]:
     found = []
     for name in view.probe_modules:
         try:
-            if importlib.util.find_spec(name) is not None:
-                found.append(f"the module {name} can be imported")
+            spec = importlib.util.find_spec(name)
         except Exception:  # noqa: BLE001 - a broken or hidden parent package: not importable
-            pass
+            continue
+        if spec is not None and _has_content(spec):
+            found.append(f"the module {name} can be imported")
     for path in view.probe_paths:
         on_the_way = {os.path.relpath(e, path).split("/")[0] for e in view.expose if inside(e, path) and e != path}
         try:
@@ -88,6 +90,14 @@ def probe(view: View) -> list[str]:
         except OSError:
             pass
     return found
+
+
+def _has_content(spec: importlib.machinery.ModuleSpec) -> bool:
+    """Whether a found module has code to run: a file, or a package folder that is not empty (a
+    covered package's empty folder is still found, as an empty namespace package)."""
+    if spec.origin not in (None, "namespace") and os.path.isfile(spec.origin) and os.path.getsize(spec.origin) > 0:
+        return True
+    return any(os.path.isdir(p) and os.listdir(p) for p in (spec.submodule_search_locations or []))
 
 
 # ---------------------------------------------------------------- the pieces
@@ -115,18 +125,18 @@ def _site_folders() -> set[str]:
 
 
 def _python_paths(secrets: set[str]) -> list[str]:
-    """Python's own folders and the `sys.path` entries, except those that hold a secret (a
-    checkout); site folders always, their secret packages hidden one by one."""
+    """Python's own folders and site folders (their secret packages hidden one by one, even when
+    they lie in a checkout, as a venv may), and the other `sys.path` entries that neither hold a
+    secret nor lie in one (not a checkout's folders, whatever put them on the path)."""
     stdlib = [sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib")]
-    candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *stdlib, *sys.path]
-    sites = _site_folders()
-    found = set()
-    for path in candidates:
-        if not path or not os.path.exists(path):
-            continue
-        real = _real(path)
-        if real in sites or not any(inside(s, real) for s in secrets):
-            found.add(real)
+    python = {_real(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *stdlib)
+              if os.path.isdir(p)} | {s for s in _site_folders() if os.path.exists(s)}
+    found = set(python)
+    for entry in sys.path:
+        if entry and os.path.exists(entry):
+            real = _real(entry)
+            if not any(inside(s, real) or inside(real, s) for s in secrets):
+                found.add(real)
     return sorted(found)
 
 

@@ -9,7 +9,7 @@ called) and waits for each answer before it sends the reply.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 # grader -> submission
 LOAD = "load"  # run the submission's cells, then inject the reference names of the other parts
@@ -22,6 +22,8 @@ REMOTE = "remote"  # build a callable whose calls come back to the grader as CAL
 PROBE = "probe"  # what a fresh sandbox can reach that it must not (see policy.probe)
 # submission -> grader, during a request
 CALLBACK = "callback"
+# a grading process -> the zygote (with a socket passed along): fork a sandbox on it; attach another line
+SPAWN, ATTACH = b"spawn", b"attach"
 
 # The only methods a grader may call on a kept module.
 METHODS = ("parameter_shapes", "parameters", "load_parameters", "to")
@@ -36,6 +38,13 @@ CRASH = "crash"  # the process died or broke the connection
 PROTOCOL = "protocol"  # the process sent something that is not a well-formed reply
 BUDGET = "budget"  # the submission's time budget was used up: the call was not made
 BREACH = "breach"  # the sandbox could reach the reference, the graders or the secret: grading must stop
+
+
+CallbackHandler = Callable[[dict], Any]  # serves a CALLBACK message in the grader; returns plain data
+
+
+class SandboxBreach(Exception):
+    """A sandbox reached what it must not (the reference, the graders, the key): stop grading."""
 
 
 def request(op: str, target: Any = None, args: tuple | list = (), kwargs: dict | None = None, **extra: Any) -> dict:

@@ -14,12 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from . import protocol, wire
+from .protocol import CallbackHandler, SandboxBreach
 
 MAX_ERROR_TEXT = 6000  # the server sends at most 2,000 characters of message and 4,000 of traceback
 _MALFORMED = "The submission's process sent a malformed reply (did it write to the grader's socket, or replace the runtime?)."
-
-CallbackHandler = Callable[[dict], Any]  # serves a CALLBACK message; returns plain data
-
 
 class Channel(Protocol):
     def __call__(self, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
@@ -46,25 +44,22 @@ class StudentError(Exception):
         return self.message
 
 
-class SandboxBreach(Exception):
-    """A sandbox reached what it must not (the reference, the graders, the key): stop grading."""
-
-
 @dataclass
 class Clock:
     """One submission's time, shared by the parts graded for it.
 
-    `call_seconds` bounds one call; `budget_seconds` bounds all calls together. A name whose call
-    timed out is not called again; code whose loading timed out is not loaded again."""
+    `call_seconds` bounds one call; `budget_seconds` bounds all calls together (the time the
+    submission's code had, not the time the grader spent around it). A name whose call timed out
+    is not called again; code whose loading timed out is not loaded again."""
 
     call_seconds: float
     budget_seconds: float
-    started: float = field(default_factory=time.monotonic)
+    spent: float = 0.0
     timed_out: dict[str, str] = field(default_factory=dict)  # name -> what happened
     load_failure: dict[str, str] | None = None
 
     def seconds_left(self) -> float:
-        return self.budget_seconds - (time.monotonic() - self.started)
+        return self.budget_seconds - self.spent
 
     def seconds_for_call(self) -> float:
         return min(self.call_seconds, self.seconds_left())
@@ -168,6 +163,7 @@ class Student:
             raise StudentError(label, {"kind": protocol.PROTOCOL, "message": f"{_MALFORMED} ({exc})"}) from None
         finally:
             self.last_request = (start, time.monotonic())
+            self.clock.spent += self.last_seconds
         if type(reply) is not dict or type(reply.get("ok")) is not bool:
             raise StudentError(label, {"kind": protocol.PROTOCOL, "message": _MALFORMED})
         if reply["ok"]:
@@ -183,8 +179,8 @@ class Student:
                     f"Stopped: the time budget for your whole submission ({self.clock.budget_seconds:g} s) ran out "
                     "during this call.")
             elif op != protocol.LOAD:
-                self.clock.timed_out[label] = (f"An earlier call of `{label}` did not finish within "
-                                               f"{self.clock.call_seconds:g} s (an infinite loop?), so it is not "
+                self.clock.timed_out[label] = (f"An earlier call of `{label}` timed out (it did not finish within "
+                                               f"{self.clock.call_seconds:g} s: an infinite loop?), so it is not "
                                                "called again.")
         if kind == protocol.MISSING and self.load_errors:
             first = self.load_errors[0]

@@ -1,16 +1,21 @@
 """The grader's side of the sandboxes: start a zygote, get sandboxes from it, talk to them.
 
-A `Zygote` is one process per grading worker (see `zygote.py` for what runs in it). A
-`SandboxChannel` is a channel (`proxy.Channel`) to one sandbox, for one part of one
-submission: it sends requests, serves the callbacks a request makes, enforces the
-request's deadline over the whole reply, and kills the sandbox (through a pidfd) when it
-overruns. After a crash or a timeout the next request gets a fresh sandbox with the
-submission's code loaded again, within a short limit; if that fails too, every later
-request fails at once.
+A `Zygote` is the process that forks sandboxes (see `zygote.py` for what runs in it): one per run
+on this machine, shared by its grading workers, each through a `ZygoteClient` of its own
+(`Zygote.attach`). A `SandboxChannel` is a channel (`proxy.Channel`) to one sandbox, for one part
+of one submission: it sends requests, serves the callbacks a request makes, enforces the
+request's deadline over the whole reply, and kills the sandbox (through a pidfd) when it overruns.
+After a crash or a timeout the next request gets a fresh sandbox with the submission's code loaded
+again, within a short limit; if that fails too, every later request fails at once.
+
+This module imports nothing heavy at first, so that a worker can start its zygote before it loads
+torch itself; the wire format (which needs torch) is imported when the first request is sent.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import signal
 import socket
@@ -22,26 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from . import protocol, wire
-from .proxy import CallbackHandler, SandboxBreach
+from . import frames, protocol
+from .limits import Limits
+from .protocol import ATTACH, SPAWN, CallbackHandler, SandboxBreach
 
 # What the zygote's environment keeps: what Python, torch and CUDA read; never AUTOGRADER_SECRET.
 ENV_KEEP = ("PATH", "PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "LANG", "TZ", "TMPDIR")
 ENV_KEEP_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "OMP_", "MKL_", "OPENBLAS_", "TORCH_", "PYTORCH_")
 RELOAD_FLOOR_SECONDS = 2.0  # a reload after a crash may take this long, or 3 times the first load
 FROM_SANDBOX_REPLY, FROM_SANDBOX_CALLBACK = b"R", b"C"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one sandbox (one part of one submission) may use."""
-
-    call_seconds: float = 60.0
-    cpu_seconds: int = 300
-    memory_bytes: int = 4 * 2**30  # on top of what the interpreter and torch already map
-    file_bytes: int = 16 * 2**20
-    processes: int = 256
-    scratch_bytes: int = 64 * 2**20  # all files together in the private /tmp (it is memory)
 
 
 @dataclass
@@ -67,23 +61,50 @@ class _Process:
             self.pid = 0
 
 
-class Zygote:
-    """The process that forks sandboxes; one per grading worker.
+class ZygoteClient:
+    """One process's line to the zygote: it asks for sandboxes on it."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+
+    def spawn(self) -> tuple[socket.socket, _Process]:
+        """A new sandbox: (socket to talk to it, the process to kill)."""
+        ours, theirs = socket.socketpair()
+        try:
+            socket.send_fds(self.sock, [SPAWN], [theirs.fileno()])
+        finally:
+            theirs.close()
+        reply, fds, _, _ = socket.recv_fds(self.sock, 8, 1)
+        if len(reply) != 8:
+            ours.close()
+            raise RuntimeError("the sandbox zygote died")
+        (pid,) = struct.unpack("<q", reply)
+        if pid < 0:
+            ours.close()
+            raise RuntimeError("the sandbox zygote could not fork")
+        return ours, _Process(pid, fds[0] if fds else None)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class Zygote(ZygoteClient):
+    """The zygote process and its owner's line to it.
 
     `secrets` are paths no sandbox may see besides what the policy hides anyway (the reports,
     the submissions); `public` the helper files every sandbox finds in its scratch folder;
-    `preload` the modules the zygote imports once for all. Raises `SandboxBreach` when the
-    sandboxes could reach the reference or the graders, unless `allow_weak`."""
+    `preload` the modules the zygote imports once for all. `wait_ready` raises `SandboxBreach`
+    when the sandboxes could reach the reference or the graders, unless `allow_weak`."""
 
-    def __init__(self, limits: Limits, secrets: Iterable[Path] = (), public: dict[str, bytes] | None = None,
+    def __init__(self, limits: Limits, secrets: Iterable[Path | str] = (), public: dict[str, bytes] | None = None,
                  preload: Iterable[str] = (), allow_weak: bool = False):
         self.limits = limits
         self.allow_weak = allow_weak
-        self.config = wire.encode({
+        self.config = json.dumps({
             "limits": [limits.cpu_seconds, limits.memory_bytes, limits.file_bytes, limits.processes, limits.scratch_bytes],
-            "secrets": [str(p) for p in secrets], "public": dict(public or {}), "preload": list(preload),
-            "probe": not allow_weak,
-        })
+            "secrets": [str(p) for p in secrets], "preload": list(preload), "probe": not allow_weak,
+            "public": {name: base64.b64encode(data).decode() for name, data in (public or {}).items()},
+        }).encode()
         self.weaknesses: list[str] = []
         self._start()
 
@@ -98,7 +119,7 @@ class Zygote:
         self.process.stdin.write(self.config)
         self.process.stdin.close()
         theirs.close()
-        self.sock = ours
+        super().__init__(ours)
         self._ready = False
 
     def wait_ready(self) -> list[str]:
@@ -106,11 +127,11 @@ class Zygote:
         Raises SandboxBreach when sandboxes could reach what they must not (unless `allow_weak`)."""
         if self._ready:
             return self.weaknesses
-        hello = wire.recv_frame(self.sock)  # once it has probed what isolation this machine allows
+        hello = frames.recv_frame(self.sock)  # once it has probed what isolation this machine allows
         if hello is None:
             self.close()
             raise RuntimeError(f"the sandbox zygote did not start (exit status {self.process.returncode})")
-        facts = wire.decode(hello)
+        facts = json.loads(hello)
         self.weaknesses = list(facts.get("weaknesses", []))
         breaches = list(facts.get("breaches", []))
         if breaches and not self.allow_weak:
@@ -119,44 +140,37 @@ class Zygote:
         self._ready = True
         return self.weaknesses
 
+    def attach(self) -> socket.socket:
+        """A line to this zygote for another process (a grading worker): wrap it in a ZygoteClient."""
+        self.wait_ready()
+        ours, theirs = socket.socketpair()
+        try:
+            socket.send_fds(self.sock, [ATTACH], [theirs.fileno()])
+        finally:
+            theirs.close()
+        return ours
+
     def spawn(self) -> tuple[socket.socket, _Process]:
-        """A new sandbox: (socket to talk to it, the process to kill). Restarts a zygote that died."""
+        """A new sandbox; a zygote that died is started again (one submission must never cost the
+        next ones their sandboxes)."""
         try:
             self.wait_ready()
-            return self._spawn()
+            return super().spawn()
         except (OSError, RuntimeError):
             self.close()
-            self._start()  # one submission must never cost the next ones their sandboxes
+            self._start()
             self.wait_ready()
-            return self._spawn()
-
-    def _spawn(self) -> tuple[socket.socket, _Process]:
-        ours, theirs = socket.socketpair()
-        socket.send_fds(self.sock, [b"spawn"], [theirs.fileno()])
-        theirs.close()
-        reply, fds, _, _ = socket.recv_fds(self.sock, 8, 1)
-        if len(reply) != 8:
-            ours.close()
-            raise RuntimeError("the sandbox zygote died")
-        (pid,) = struct.unpack("<q", reply)
-        if pid < 0:
-            ours.close()
-            raise RuntimeError("the sandbox zygote could not fork")
-        return ours, _Process(pid, fds[0] if fds else None)
+            return super().spawn()
 
     def close(self) -> None:
-        self.sock.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        super().close()
+        wait_or_kill(self.process, 10)
 
 
 class SandboxChannel:
     """A channel to one sandbox, replaced (code reloaded) after a crash or a timeout."""
 
-    def __init__(self, zygote: Zygote):
+    def __init__(self, zygote: ZygoteClient):
         self.zygote = zygote
         self.sock: socket.socket | None = None
         self.process: _Process | None = None
@@ -187,12 +201,14 @@ class SandboxChannel:
         return self._exchange(request, seconds, on_callback)
 
     def _exchange(self, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
+        from . import wire
+
         assert self.sock is not None
         deadline = time.monotonic() + seconds
         try:
-            wire.send_frame(self.sock, request)
+            frames.send_frame(self.sock, request)
             while True:
-                frame = wire.recv_frame(self.sock, deadline=deadline)
+                frame = frames.recv_frame(self.sock, deadline=deadline)
                 if frame is None:
                     return self._died(protocol.CRASH, "The submission's process died during this call (a crash, "
                                                       "os._exit, or the memory or CPU limit).")
@@ -204,11 +220,11 @@ class SandboxChannel:
                 message = wire.decode(body)
                 if type(message) is not dict or message.get("op") != protocol.CALLBACK:
                     raise wire.WireError("a malformed callback")
-                wire.send_frame(self.sock, wire.encode(protocol.ok(on_callback(message))))
+                frames.send_frame(self.sock, wire.encode(protocol.ok(on_callback(message))))
         except (socket.timeout, TimeoutError):
             return self._died(protocol.TIMEOUT, f"The call did not finish within {seconds:.3g} s (an infinite loop?); "
                                                 "it was stopped.")
-        except (OSError, wire.WireError) as exc:
+        except (OSError, wire.WireError, frames.FrameError) as exc:
             return self._died(protocol.CRASH, f"The submission's process broke the connection ({exc}).")
 
     def _died(self, kind: str, message: str) -> bytes:
@@ -216,15 +232,26 @@ class SandboxChannel:
         return _error(kind, message)
 
     def close(self) -> None:
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
-        if self.process is not None:
-            self.process.kill()
-            self.process = None
+        sock, self.sock = self.sock, None
+        process, self.process = self.process, None
+        if sock is not None:
+            sock.close()
+        if process is not None:
+            process.kill()
+
+
+def wait_or_kill(process: subprocess.Popen, seconds: float) -> None:
+    """Give a process that was told to stop (its socket closed) `seconds` to end, then kill it."""
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _error(kind: str, message: str) -> bytes:
+    from . import wire
+
     return wire.encode(protocol.error(kind, message))
 
 

@@ -21,28 +21,21 @@ DENIED = ("add_key", "request_key", "keyctl", "ptrace", "process_vm_readv", "pro
           "kexec_file_load", "init_module", "finit_module", "delete_module", "swapon", "swapoff", "reboot", "acct",
           "quotactl", "name_to_handle_at", "open_by_handle_at", "open_tree", "move_mount", "fsopen", "fsconfig",
           "fsmount", "fspick", "mount_setattr", "io_uring_setup", "io_uring_enter", "io_uring_register")
-SYSCALL_NUMBERS = {
-    "x86_64": {
-        "add_key": 248, "request_key": 249, "keyctl": 250, "ptrace": 101, "process_vm_readv": 310,
-        "process_vm_writev": 311, "perf_event_open": 298, "bpf": 321, "userfaultfd": 323, "mount": 165,
-        "umount2": 166, "pivot_root": 155, "chroot": 161, "unshare": 272, "setns": 308, "kexec_load": 246,
-        "kexec_file_load": 320, "init_module": 175, "finit_module": 313, "delete_module": 176, "swapon": 167,
-        "swapoff": 168, "reboot": 169, "acct": 163, "quotactl": 179, "name_to_handle_at": 303,
-        "open_by_handle_at": 304, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
-        "fsmount": 432, "fspick": 433, "mount_setattr": 442, "io_uring_setup": 425, "io_uring_enter": 426,
-        "io_uring_register": 427, "clone": 56, "clone3": 435,
-    },
-    "aarch64": {
-        "add_key": 217, "request_key": 218, "keyctl": 219, "ptrace": 117, "process_vm_readv": 270,
-        "process_vm_writev": 271, "perf_event_open": 241, "bpf": 280, "userfaultfd": 282, "mount": 40,
-        "umount2": 39, "pivot_root": 41, "chroot": 51, "unshare": 97, "setns": 268, "kexec_load": 104,
-        "kexec_file_load": 294, "init_module": 105, "finit_module": 273, "delete_module": 106, "swapon": 224,
-        "swapoff": 225, "reboot": 142, "acct": 89, "quotactl": 60, "name_to_handle_at": 264,
-        "open_by_handle_at": 265, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
-        "fsmount": 432, "fspick": 433, "mount_setattr": 442, "io_uring_setup": 425, "io_uring_enter": 426,
-        "io_uring_register": 427, "clone": 220, "clone3": 435,
-    },
+# name: (x86_64, aarch64)
+_NUMBERS = {
+    "add_key": (248, 217), "request_key": (249, 218), "keyctl": (250, 219), "ptrace": (101, 117),
+    "process_vm_readv": (310, 270), "process_vm_writev": (311, 271), "perf_event_open": (298, 241), "bpf": (321, 280),
+    "userfaultfd": (323, 282), "mount": (165, 40), "umount2": (166, 39), "pivot_root": (155, 41), "chroot": (161, 51),
+    "unshare": (272, 97), "setns": (308, 268), "kexec_load": (246, 104), "kexec_file_load": (320, 294),
+    "init_module": (175, 105), "finit_module": (313, 273), "delete_module": (176, 106), "swapon": (167, 224),
+    "swapoff": (168, 225), "reboot": (169, 142), "acct": (163, 89), "quotactl": (179, 60),
+    "name_to_handle_at": (303, 264), "open_by_handle_at": (304, 265), "open_tree": (428, 428),
+    "move_mount": (429, 429), "fsopen": (430, 430), "fsconfig": (431, 431), "fsmount": (432, 432),
+    "fspick": (433, 433), "mount_setattr": (442, 442), "io_uring_setup": (425, 425), "io_uring_enter": (426, 426),
+    "io_uring_register": (427, 427), "clone": (56, 220), "clone3": (435, 435),
 }
+SYSCALL_NUMBERS = {machine: {name: numbers[i] for name, numbers in _NUMBERS.items()}
+                   for i, machine in enumerate(("x86_64", "aarch64"))}
 NAMESPACE_FLAGS = 0x10000000 | 0x20000 | 0x20000000 | 0x40000000 | 0x8000000 | 0x4000000 | 0x2000000  # CLONE_NEW*
 X32_SYSCALL_BIT = 0x40000000
 

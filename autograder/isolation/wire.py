@@ -13,17 +13,13 @@ its own `encode`), so `decode` treats every byte as untrusted: it raises only
 `WireError`, bounds the work it does, and hands back only valid text,
 integers of at most 64 bits (larger ones arrive as an `Opaque`, so no grader
 arithmetic on them can run away) and well-formed tensors of bounded rank.
-
-Messages travel as frames: an 8-byte length, then the message (`send_frame`, `recv_frame`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import socket
 import struct
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -273,38 +269,3 @@ def _device(name: str) -> torch.device:
     if device.type == "cpu" or (device.type == "cuda" and (device.index or 0) < torch.cuda.device_count()):
         return device
     raise WireError(f"unexpected device {name[:40]!r}")
-
-
-# ---------------------------------------------------------------- frames on a socket
-
-
-def send_frame(sock: socket.socket, data: bytes) -> None:
-    sock.sendall(struct.pack("<Q", len(data)) + data)
-
-
-def _recv_exact(sock: socket.socket, size: int, deadline: float | None) -> bytes | None:
-    chunks, got = [], 0
-    while got < size:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("deadline passed")
-            sock.settimeout(left)  # the whole frame shares one deadline: trickling bytes buys no time
-        chunk = sock.recv(min(size - got, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
-def recv_frame(sock: socket.socket, limit: int = MAX_MESSAGE_BYTES + 4096, deadline: float | None = None) -> bytes | None:
-    """The next frame's bytes, or None when the other side closed. Raises WireError for a frame over
-    `limit`, TimeoutError at `deadline` (time.monotonic())."""
-    head = _recv_exact(sock, 8, deadline)
-    if head is None:
-        return None
-    (size,) = struct.unpack("<Q", head)
-    if size > limit:
-        raise WireError(f"a reply of {size} bytes is over the limit")
-    return _recv_exact(sock, size, deadline)

@@ -1,7 +1,8 @@
 """The zygote: a fresh interpreter that forks a confined sandbox for every request.
 
-`python -m autograder.isolation.zygote FD` reads its configuration (wire format) on stdin,
-then serves fork requests on the socket FD (see `sandbox.Zygote`). It imports torch and
+`python -m autograder.isolation.zygote FD` reads its configuration (JSON) on stdin, then serves
+fork requests on the socket FD (see `sandbox.Zygote`) and on every further socket attached
+through it (one per grading worker of the run). It imports torch and
 what the assignment's setup cells import, once, so that every fork starts warm; it never
 imports the reference or the graders, and its environment holds no secret (a fork can read
 its parent's memory and environment).
@@ -12,21 +13,25 @@ whether the policy's view leaks anything; the zygote says so in its first messag
 
 from __future__ import annotations
 
+import base64
 import importlib
 import json
 import os
+import selectors
 import shutil
 import socket
 import struct
 import sys
 import tempfile
 
-from . import cgroups, confinement, policy, protocol, wire
+from . import cgroups, confinement, frames, policy, protocol, wire
+from .protocol import ATTACH, SPAWN
 
 
 def main(fd: int) -> None:
     confinement.die_with_parent()
-    config = wire.decode(sys.stdin.buffer.read())
+    config = json.loads(sys.stdin.buffer.read())
+    config["public"] = {name: base64.b64decode(data) for name, data in config["public"].items()}
     config["real_root"] = os.geteuid() == 0
     weaknesses: list[str] = []
     tree = None
@@ -39,17 +44,19 @@ def main(fd: int) -> None:
     config["view"] = policy.sandbox_view(config["secrets"])
     control = socket.socket(fileno=fd)
     own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if mode else -1
-    config["scratch_root"] = tempfile.mkdtemp(prefix="autograder-")  # used only where /tmp cannot be private
-    os.chmod(config["scratch_root"], 0o711)
+    config["scratch_root"] = None if mode else tempfile.mkdtemp(prefix="autograder-")  # no private /tmp: here
+    if config["scratch_root"]:
+        os.chmod(config["scratch_root"], 0o711)
     try:
         _preload(config)
         config["drop_root"], found, breaches = _probe(config, own_pid_ns)
         if not mode:
             found.insert(0, "no namespaces (submissions can read the graders and signal your processes)")
-        wire.send_frame(control, wire.encode({"weaknesses": weaknesses + found, "breaches": breaches}))
+        frames.send_frame(control, json.dumps({"weaknesses": weaknesses + found, "breaches": breaches}).encode())
         _serve(control, config, own_pid_ns)
     finally:
-        shutil.rmtree(config["scratch_root"], ignore_errors=True)
+        if config["scratch_root"]:
+            shutil.rmtree(config["scratch_root"], ignore_errors=True)
 
 
 def _preload(config: dict) -> None:
@@ -78,38 +85,59 @@ def _preload(config: dict) -> None:
 
 
 def _serve(control: socket.socket, config: dict, own_pid_ns: int) -> None:
-    """Fork a sandbox for every request, until the grader goes away."""
-    mode = config["mode"]
+    """Fork a sandbox for every request, on every attached line, until the owner's line closes."""
+    lines = selectors.DefaultSelector()
+    lines.register(control, selectors.EVENT_READ)
     names: dict[int, str] = {}  # pid -> its cgroup
     pending: set[str] = set()  # cgroups of sandboxes that have ended, still to remove
     count = 0
     while True:
-        try:
-            _, fds, _, _ = socket.recv_fds(control, 16, 1)
-        except OSError:
-            return
-        if not fds:
-            return
-        count += 1
-        config["name"] = f"sandbox-{count}"
-        try:
-            pid = confinement.fork_sandbox(mode, own_pid_ns)
-        except OSError:
-            os.close(fds[0])
-            socket.send_fds(control, [struct.pack("<q", -1)], [])
-            continue
-        if pid == 0:
-            control.close()
+        for key, _ in lines.select():
+            line = key.fileobj
             try:
-                _sandbox_main(socket.socket(fileno=fds[0]), config)
-            finally:
-                os._exit(0)
-        names[pid] = config["name"]
-        os.close(fds[0])
-        pidfd = os.pidfd_open(pid)  # before any reaping, so the pid cannot have been reused
-        socket.send_fds(control, [struct.pack("<q", 0 if mode else pid)], [pidfd])
-        os.close(pidfd)
-        _reap(names, pending, config["cgroups"])
+                message, fds, _, _ = socket.recv_fds(line, 16, 1)
+            except OSError:
+                message, fds = b"", []
+            if not message or not fds:
+                if line is control:
+                    return
+                lines.unregister(line)
+                line.close()
+                continue
+            if message == ATTACH:
+                lines.register(socket.socket(fileno=fds[0]), selectors.EVENT_READ)
+                continue
+            if message != SPAWN:
+                os.close(fds[0])
+                continue
+            count += 1
+            config["name"] = f"sandbox-{count}"
+            pid = _fork_one(line, fds[0], config, own_pid_ns, lines)
+            if pid is not None:
+                names[pid] = config["name"]
+            _reap(names, pending, config["cgroups"])
+
+
+def _fork_one(line: socket.socket, fd: int, config: dict, own_pid_ns: int, lines: selectors.BaseSelector) -> int | None:
+    """Fork a sandbox that serves `fd`; tell `line` its pid and pidfd."""
+    try:
+        pid = confinement.fork_sandbox(config["mode"], own_pid_ns)
+    except OSError:
+        os.close(fd)
+        socket.send_fds(line, [struct.pack("<q", -1)], [])
+        return None
+    if pid == 0:
+        for key in list(lines.get_map().values()):
+            key.fileobj.close()
+        try:
+            _sandbox_main(socket.socket(fileno=fd), config)
+        finally:
+            os._exit(0)
+    os.close(fd)
+    pidfd = os.pidfd_open(pid)  # before any reaping, so the pid cannot have been reused
+    socket.send_fds(line, [struct.pack("<q", 0 if config["mode"] else pid)], [pidfd])
+    os.close(pidfd)
+    return pid
 
 
 def _reap(names: dict[int, str], pending: set[str], tree: dict | None) -> None:
@@ -177,8 +205,8 @@ def _sandbox_main(sock: socket.socket, config: dict) -> None:
     from .server import Runtime, error_info
 
     def call_back(message: dict) -> object:
-        wire.send_frame(sock, b"C" + wire.encode(message))
-        answer = wire.recv_frame(sock)
+        frames.send_frame(sock, b"C" + wire.encode(message))
+        answer = frames.recv_frame(sock)
         reply = wire.decode(answer) if answer is not None else None
         if type(reply) is not dict or not reply.get("ok"):
             raise RuntimeError("the grader did not serve the call")
@@ -186,7 +214,7 @@ def _sandbox_main(sock: socket.socket, config: dict) -> None:
 
     runtime = Runtime(call_back)
     while True:
-        request = wire.recv_frame(sock)
+        request = frames.recv_frame(sock)
         if request is None:
             return
         if breaches:
@@ -196,7 +224,7 @@ def _sandbox_main(sock: socket.socket, config: dict) -> None:
                 reply = wire.encode(runtime.handle(wire.decode(request)))
             except BaseException as exc:  # noqa: BLE001 - whatever the submission did, answer
                 reply = wire.encode({"ok": False, "error": error_info(exc)})
-        wire.send_frame(sock, b"R" + reply)
+        frames.send_frame(sock, b"R" + reply)
 
 
 if __name__ == "__main__":

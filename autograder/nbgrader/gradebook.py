@@ -31,6 +31,7 @@ from traitlets import Unicode
 from .. import assignment
 from ..core.results import GradedSubmission
 from ..reports import RESULTS_FILE
+from ..reports.figures import figure_svg, figure_text
 from ..reports.gradecell import grade_cell_text
 from .course import CourseError, NbgraderCourse
 
@@ -47,10 +48,31 @@ def _part_of(grade_id: str) -> str | None:
     return grade_id[len(assignment.GRADE_CELL_PREFIX):] if grade_id.startswith(assignment.GRADE_CELL_PREFIX) else None
 
 
+MAX_CELL_FIGURES = 6  # pictures per grade cell
+
+
+def figure_outputs(part: str, checks: list) -> list:
+    """The pictures of a part's failed checks as ``display_data`` outputs (SVG, and the caption as
+    text where SVG is not shown: JupyterLab shows none in an untrusted notebook); the formgrader
+    and ``nbgrader generate_feedback`` show them under the checks' text. A grade cell's score comes
+    from its ``execute_result`` alone, so these change no score."""
+    from nbformat.v4 import new_output
+
+    outputs = []
+    for check in checks:
+        for figure in check.figures if not check.passed else []:
+            svg = figure_svg(figure, heading=f"{part}/{check.name}")
+            if svg and len(outputs) < MAX_CELL_FIGURES:
+                outputs.append(new_output("display_data", data={"image/svg+xml": svg,
+                                                                "text/plain": f"[picture] {figure_text(figure)}"}))
+    return outputs
+
+
 class ScoreFromReports(NbGraderPreprocessor):
     """Takes the place of nbgrader's ``Execute`` in ``Autograde``: each grade cell ``grade-<part>``
     gets the output a grade cell would print and return under ``nbgrader autograde`` (the checks,
-    then the score), read from ``<reports>/<student>/results.json``; nothing is executed."""
+    then the pictures of failed ones, then the score), read from ``<reports>/<student>/results.json``;
+    nothing is executed."""
 
     reports = Unicode("", help="folder of the grader's reports, one <student>/results.json each").tag(config=True)
 
@@ -75,6 +97,7 @@ class ScoreFromReports(NbGraderPreprocessor):
                 continue
             cell.outputs = [
                 new_output("stream", name="stdout", text=grade_cell_text(part, graded.checks_of(part))),
+                *figure_outputs(part, graded.checks_of(part)),
                 new_output("execute_result", data={"text/plain": f"{scores[part][0]:g}"}, execution_count=None),
             ]
         return nb, resources

@@ -3,8 +3,6 @@ the watchdog, and whose fault a failure is."""
 
 from __future__ import annotations
 
-import pytest
-
 from autograder.core import plugin as plugin_module
 from autograder.core.plugin import Current, GradingPlugin
 from autograder.isolation.proxy import Clock, Student, in_process_channel

@@ -99,3 +99,13 @@ def test_the_probe_allows_the_folders_that_lead_to_what_is_exposed(tmp_path):
 def test_secret_modules_name_the_reference_and_the_quiz_key():
     assert assignment.REFERENCE_PACKAGE in policy.SECRET_MODULES
     assert assignment.QUIZ_KEY_MODULE in policy.SECRET_MODULES
+
+
+def test_a_covered_package_is_not_a_leak(tmp_path, monkeypatch):
+    """A package folder covered by an empty one is still found, as an empty namespace package."""
+    (tmp_path / "covered").mkdir()
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "__init__.py").write_text("SECRET = 1\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    view = View(expose=(), hide=(), devices=(), probe_paths=(), probe_modules=("covered", "full"))
+    assert probe(view) == ["the module full can be imported"]

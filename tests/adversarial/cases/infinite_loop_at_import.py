@@ -2,6 +2,7 @@
 # earns: nothing
 # position: top
 # runner: engine
+# within: 3
 # feedback: did not finish
 while True:
     pass

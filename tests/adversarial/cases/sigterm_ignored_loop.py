@@ -1,6 +1,7 @@
 # why: ignores SIGTERM, SIGINT and SIGHUP, then padding_mask loops forever in Python and sleeps in C
 # earns: zero-on padding_mask
 # runner: engine
+# within: 3
 # feedback: did not finish
 import signal as _signal
 import time as _time
