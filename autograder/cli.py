@@ -54,20 +54,20 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--allow-weak-sandbox", action="store_true",
                    help="grade even where sandboxes could read the reference and the graders (no namespaces): "
                         "only where no student can profit, e.g. grading your own test submissions")
-    b = sub.add_parser("bench", add_help=False,
-                       help="time nbgrader autograde against this grader on a simulated class (in a checkout)")
-    b.add_argument("rest", nargs=argparse.REMAINDER)
+    sub.add_parser("bench", add_help=False,
+                   help="time nbgrader autograde against this grader on a simulated class (in a checkout; "
+                        "`bench --help` for its options)")
     return parser
 
 
-def bench_command(args: argparse.Namespace) -> int:
+def bench_command(argv: list[str]) -> int:
     """`bench` builds its class from the assignment's source notebooks: it needs a checkout."""
     if assignment.CHECKOUT_ROOT is None:
         return _usage("bench needs a checkout of the project (it builds a class from assignments/)")
     sys.path.insert(0, str(assignment.CHECKOUT_ROOT))
     from tools.bench import main as bench_main
 
-    return bench_main(args.rest)
+    return bench_main(argv)
 
 
 def grade_command(args: argparse.Namespace) -> int:
@@ -75,50 +75,81 @@ def grade_command(args: argparse.Namespace) -> int:
         parts = assignment.parse_parts(args.parts)
     except ValueError as exc:
         return _usage(str(exc))
-    course = None
     paths = [(path, submission_id(path)) for path in args.paths]
+    problem = _check_paths(paths, args.nbgrader)
+    if problem:
+        return _usage(problem)
+    out = args.out.resolve()
+    course_root = Path.cwd().resolve() if args.nbgrader else None  # an nbgrader course's root, normally
+    pool = _pool(args, _settings(args, out, paths, course_root))
+    try:
+        pool.start()  # the zygote and the workers' parent import while the course and submissions are read
+    except WorkerError as exc:
+        return _refused(exc)
+    course = None
     if args.nbgrader:
         from .nbgrader.course import CourseError, open_course
 
         try:
             course = open_course(args.nbgrader)
         except CourseError as exc:
+            pool.close()
             return _usage(str(exc))
         paths += [(path, student) for student, path in course.submissions().items()]
         if not course.submissions() and not args.quiet:
             print(f"no collected submissions of {args.nbgrader!r} in {course.submissions_pattern()} (run "
                   f"`nbgrader collect {args.nbgrader}` or `nbgrader zip_collect {args.nbgrader}` first)", file=sys.stderr)
-    problem = _check_paths(paths, args.nbgrader)
-    if problem:
-        return _usage(problem)
-    out = args.out.resolve()
-    secrets = [str(out), *sorted({str(p.resolve() if p.is_dir() else p.resolve().parent) for p, _ in paths})]
-    settings = WorkerSettings(secret=args.secret, call_seconds=args.timeout, budget_seconds=args.budget,
-                              secrets=tuple(secrets + ([str(course.root)] if course else [])),
-                              allow_weak=args.allow_weak_sandbox)
-    pool = _pool(args, settings)
+        problem = _check_paths(paths, args.nbgrader)
+        if problem:
+            pool.close()
+            return _usage(problem)
+        if course.root != course_root:  # its configuration puts the course elsewhere: hide that instead
+            pool.close()
+            pool = _pool(args, _settings(args, out, paths, course.root))
+    settings = pool.settings
+    gradebook = _gradebook_writer(course, out, parts)
     start = time.perf_counter()
     try:
-        graded = grade_class(ClassRun(paths, out, parts, settings, force=args.force), pool, progress=not args.quiet)
+        graded = grade_class(ClassRun(paths, out, parts, settings, force=args.force), pool, progress=not args.quiet,
+                             on_result=gradebook.add if gradebook else lambda graded: None)
     except WorkerError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 3 if "refused" in str(exc) else 1
+        return _refused(exc)
     if pool.weaknesses:
         print(f"autograder: weaker sandbox on this machine: {'; '.join(sorted(pool.weaknesses))}.", file=sys.stderr)
     failed = any(g.status is Status.GRADER_ERROR for g in graded)
     if not args.quiet:
         print(reports.class_table(graded), flush=True)
     gradebook_line = ""
-    if course is not None:
-        from .nbgrader.gradebook import write_gradebook
-
-        written, gradebook_line = write_gradebook(course, out, graded, parts, quiet=args.quiet)
+    if course is not None and gradebook is None:
+        gradebook_line = "Gradebook: not written (only a full grading, every part, goes into the gradebook)."
+    if gradebook is not None:
+        written, gradebook_line = gradebook.finish()
         failed |= not written
     if not args.quiet:
         print("\n" + reports.where_reports_are(out, graded, gradebook_line), flush=True)
         startup = f" (start-up {pool.startup_seconds:.1f} s)" if pool.startup_seconds is not None else ""
         print(f"Graded {len(graded)} submission(s) in {time.perf_counter() - start:.1f} s{startup}.", flush=True)
     return 1 if failed else 0
+
+
+def _settings(args: argparse.Namespace, out: Path, paths: list[tuple[Path, str]],
+              course_root: Path | None) -> WorkerSettings:
+    """What every worker is told: the secret, the limits, and what no sandbox may see besides what the
+    policy hides anyway (the reports, the submissions' folders, the course)."""
+    secrets = {str(out), *(str(p.resolve() if p.is_dir() else p.resolve().parent) for p, _ in paths)}
+    if course_root is not None:
+        secrets.add(str(course_root))
+    return WorkerSettings(secret=args.secret, call_seconds=args.timeout, budget_seconds=args.budget,
+                          secrets=tuple(sorted(secrets)), allow_weak=args.allow_weak_sandbox)
+
+
+def _gradebook_writer(course, out: Path, parts: tuple[str, ...]):
+    """With --nbgrader and every part graded: a writer of the gradebook that works while grading goes on."""
+    if course is None or set(parts) != set(assignment.PART_NAMES):
+        return None
+    from .nbgrader.gradebook import GradebookWriter
+
+    return GradebookWriter(course, out)
 
 
 def _pool(args: argparse.Namespace, settings: WorkerSettings):
@@ -144,6 +175,12 @@ def _check_paths(paths: list[tuple[Path, str]], nbgrader: str | None) -> str:
     return ""
 
 
+def _refused(exc: WorkerError) -> int:
+    """No worker could grade: 3 when a sandbox could reach what it must not, else 1."""
+    print(f"error: {exc}", file=sys.stderr)
+    return 3 if "refused" in str(exc) else 1
+
+
 def _usage(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 2
@@ -151,9 +188,10 @@ def _usage(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     sys.dont_write_bytecode = True  # grading writes nothing but its reports
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["bench"]:  # its own options, parsed by tools/bench.py
+        return bench_command(argv[1:])
     args = _parser().parse_args(argv)
-    if args.command == "bench":
-        return bench_command(args)
     try:
         return grade_command(args)
     except SubmissionError as exc:

@@ -78,7 +78,7 @@ def run_ours(course: C.Course, jobs: int) -> dict:
                           cwd=course.root, env={**course.env(), "AUTOGRADER_SECRET": SECRET},
                           capture_output=True, text=True)
     found = {"wall_s": time.perf_counter() - start, "exit": proc.returncode, "load_after": load()}
-    for key, pattern in (("gradebook_s", r"Gradebook: .*; ([0-9.]+) s\)"), ("startup_s", r"start-up ([0-9.]+) s")):
+    for key, pattern in (("gradebook_s", r"Gradebook: .*?([0-9.]+) s in all\)"), ("startup_s", r"start-up ([0-9.]+) s")):
         match = re.search(pattern, proc.stdout)
         found[key] = float(match.group(1)) if match else None
     if proc.returncode != 0:
@@ -133,8 +133,9 @@ def main(argv: list[str] | None = None) -> int:
             f"(load before: {load()})")
         timings[label] = run_ours(course, jobs)
         timings[label]["part_s"] = part_costs(course.work / "reports")
-        say(f"    {timings[label]['wall_s']:.1f} s: start-up {timings[label]['startup_s']} s, writing the gradebook "
-            f"{timings[label]['gradebook_s']} s; exit {timings[label]['exit']} (load after: {load()})")
+        say(f"    {timings[label]['wall_s']:.1f} s: start-up {timings[label]['startup_s']} s, gradebook written while "
+            f"grading ({timings[label]['gradebook_s']} s from start to end); exit {timings[label]['exit']} "
+            f"(load after: {load()})")
         if timings[label]["exit"] != 0:
             say(timings[label]["output"])
 

@@ -322,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"   feedback pages:      {shown(out)}/<student>/feedback.html   (e.g. {shown(out / 'cleo' / 'feedback.html')})")
     print(f"   Gradescope results:  {shown(out)}/<student>/results.json")
     print(f"   class table:         {shown(out / 'grades.csv')}")
+    print(f"   class report:        {shown(out / 'class_report.html')}   (open it in a browser)")
     print(f"   nbgrader gradebook:  {shown(course.root / 'gradebook.db')}  "
           f"(exported: {shown(work / 'gradebook-export.csv')})")
     print(f"   autograded copies:   {shown(course.root / 'autograded')}/<student>/{ASSIGNMENT}/")

@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .results import GradedSubmission, Status
 from .slots import CpuSlots
@@ -79,14 +79,20 @@ class LocalPool:
         self._context = None
         self._started = time.monotonic()
 
+    def start(self) -> None:
+        """Start the zygote and the workers' parent: both import what they need while the caller goes
+        on (reading the course, the submissions)."""
+        if self._zygote is None:
+            self._started = time.monotonic()
+            self._zygote = start_zygote(self.settings)
+            self._context = forkserver()
+
     def grade(self, submissions: list[Submission], parts: tuple[str, ...]) -> Iterator[GradedSubmission]:
         """Each submission's result, in the order they finish. Raises WorkerError (after stopping
         every worker) when grading must stop: a sandbox breach, graders that cannot run."""
         if not submissions:
             return
-        if self._zygote is None:
-            self._zygote = start_zygote(self.settings)  # imports while the workers' parent does
-            self._context = forkserver()
+        self.start()
         try:
             self.weaknesses.update(self._zygote.wait_ready())
         except SandboxBreach as exc:
@@ -165,15 +171,19 @@ class ClassRun:
     force: bool = False
 
 
-def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = True) -> list[GradedSubmission]:
-    """Grade what needs grading and write each submission's reports as it comes back, then the
-    class's grades.csv and class_report.html; returns every submission's result, kept ones included."""
+def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = True,
+                on_result: Callable[[GradedSubmission], None] = lambda graded: None) -> list[GradedSubmission]:
+    """Grade what needs grading and write each submission's reports as it comes back (then
+    `on_result`, kept results first), then the class's grades.csv and class_report.html; returns
+    every submission's result, kept ones included."""
     from tqdm import tqdm
 
     from .. import reports
 
     found = plan(run.paths, run.out, run.parts, run.force)
     graded = list(found.kept)
+    for kept in found.kept:
+        on_result(kept)
     run.out.mkdir(parents=True, exist_ok=True)
     pool = pool or LocalPool(run.settings, run.workers)
     try:
@@ -181,6 +191,7 @@ def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = T
             for result in pool.grade(found.todo, run.parts):
                 reports.write_submission(result, run.out)
                 graded.append(result)
+                on_result(result)
                 bar.update()
     finally:
         pool.close()

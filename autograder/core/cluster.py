@@ -98,6 +98,11 @@ class DaskPool:
         self.client: Any = None
         self._cluster: Any = None
 
+    def start(self) -> None:
+        """Connect (see `connect`): workers start their grading processes while the caller goes on."""
+        if self.client is None:
+            self.connect()
+
     def connect(self) -> None:
         """Connect, check versions, install the grading plugin on every worker."""
         import time

@@ -24,12 +24,15 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator
 
+from .. import assignment
 from ..isolation import frames
 from ..isolation.limits import Limits
 
 SECRET_VARIABLE = "AUTOGRADER_SECRET"
-# What the process that forks local workers imports once for all of them.
-PRELOAD = ["torch", "pytest", "attention_ref", "autograder.core.session", "autograder.core.checks"]
+# What the process that forks local workers imports once for all of them (the grader modules too:
+# pytest then finds them imported and collects them at once).
+PRELOAD = ["torch", "pytest", "attention_ref", "autograder.core.session", "autograder.core.checks",
+           *(f"autograder.graders.{p.grader_module.removesuffix('.py')}" for p in assignment.PARTS)]
 
 
 @dataclass(frozen=True)
@@ -197,9 +200,14 @@ class _MultiprocessingHandle:
 
 
 def forkserver() -> Any:
-    """A multiprocessing context whose processes fork from one that imported the graders once."""
+    """A multiprocessing context whose processes fork from one that imported the graders once; it
+    starts importing at once. (Like every forkserver child, a worker imports the parent's main
+    module again unless it is a package's __main__, as `python -m autograder` is.)"""
+    from multiprocessing import forkserver as server
+
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)
+    server.ensure_running()
     return context
 
 

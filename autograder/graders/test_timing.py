@@ -302,7 +302,7 @@ def test_fit_power_law(student, gen):
 
 # On a GPU small grids cost only launch overhead, so the study needs large T there. On a CPU the
 # synthetic study above already proves the harness: this one stays small, on one thread.
-REAL_STUDY_TS = {"cpu": [768, 1536, 3072], "cuda": [4096, 8192, 16384]}
+REAL_STUDY_TS = {"cpu": [512, 1024, 2048], "cuda": [4096, 8192, 16384]}
 REAL_STUDY_REPEATS = 2
 REAL_STUDY_ATTEMPTS = 3  # a busy machine can spoil one study; a broken timer spoils every one
 PEAK_FLOPS = 1e13  # no device here runs materialised attention faster: a floor for every reported time

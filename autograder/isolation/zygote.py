@@ -24,7 +24,7 @@ import struct
 import sys
 import tempfile
 
-from . import cgroups, confinement, frames, policy, protocol, wire
+from . import cgroups, confinement, frames, policy, protocol
 from .protocol import ATTACH, SPAWN
 
 
@@ -193,6 +193,8 @@ def _probe(config: dict, own_pid_ns: int) -> tuple[bool, list[str], list[str]]:
 
 def _sandbox_main(sock: socket.socket, config: dict) -> None:
     import torch
+
+    from . import wire
 
     confinement.confine(config, drop_root=config["drop_root"], keep_fd=sock.fileno())
     torch.set_num_threads(1)

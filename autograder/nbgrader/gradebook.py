@@ -133,13 +133,16 @@ def record(course: NbgraderCourse, reports: Path, students: Iterable[str],
 
 
 def _autograde_preprocessors(app: Any) -> list:
-    """The course's Autograde pipeline with nbgrader's Execute replaced by ScoreFromReports."""
+    """The course's Autograde pipeline with nbgrader's Execute replaced by ScoreFromReports, and
+    without its last CheckCellMetadata: nothing here changes a cell's metadata, and the sanitising
+    pass before has just checked it (the check is a third of nbgrader's time)."""
     from nbgrader.converters import Autograde
-    from nbgrader.preprocessors import Execute
+    from nbgrader.preprocessors import CheckCellMetadata, Execute
 
     configured = app.config.get("Autograde", {}).get("autograde_preprocessors")
     pipeline = list(configured) if configured else Autograde.class_traits()["autograde_preprocessors"].default()
-    replaced = [ScoreFromReports if isinstance(pp, type) and issubclass(pp, Execute) else pp for pp in pipeline]
+    replaced = [ScoreFromReports if isinstance(pp, type) and issubclass(pp, Execute) else pp for pp in pipeline
+                if pp is not CheckCellMetadata]
     if ScoreFromReports not in replaced:
         raise CourseError("the course's Autograde.autograde_preprocessors has no Execute step to replace")
     return replaced
@@ -261,36 +264,78 @@ def _name_students(course: NbgraderCourse, students: list[str]) -> None:
                 gb.update_or_create_student(student, last_name=student, first_name="")
 
 
-def write_gradebook(course: NbgraderCourse, out: Path, graded: list[GradedSubmission], parts: tuple[str, ...], *,
-                    quiet: bool) -> tuple[bool, str]:
-    """After a run with --nbgrader: the collected submissions' scores into the gradebook;
-    (success, a line for the run's closing summary)."""
-    import sys
-    import time
+class GradebookWriter:
+    """Writes scores into the gradebook as submissions come back (after a full grading with
+    --nbgrader), in a thread of its own: nbgrader's work overlaps with the grading."""
 
-    from ..core.results import Status
-    from ..reports import write_atomically
+    def __init__(self, course: NbgraderCourse, out: Path):
+        import queue
+        import threading
+        import time
 
-    if set(parts) != set(assignment.PART_NAMES):
-        return True, "Gradebook: not written (only a full grading, every part, goes into the gradebook)."
-    start = time.perf_counter()
-    collected = set(course.submissions())
-    graded = [g for g in graded if g.id in collected]  # not the PATHs given besides --nbgrader
-    if not quiet:
-        print(f"\nWriting {len(graded)} submission(s) into the nbgrader gradebook ...", file=sys.stderr, flush=True)
-    try:
-        update = record(course, out, [g.id for g in graded],
-                        ungraded={g.id for g in graded if g.status is Status.GRADER_ERROR})
-    except Exception as exc:  # noqa: BLE001 - the reports stand; say why the gradebook does not
-        print(f"gradebook: could not write {course.db_url}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return False, f"Gradebook: NOT written ({type(exc).__name__}: {exc})"
-    for error in update.errors:
-        print(f"gradebook: {error}", file=sys.stderr)
-    if update.errors and update.log:
-        write_atomically(out / "nbgrader-gradebook.log", update.log)
-        print(f"gradebook: nbgrader's log is in {out / 'nbgrader-gradebook.log'}", file=sys.stderr)
-    line = (f"Gradebook: {course.db_url} ({len(update.written)} submission(s) scored"
-            + (f", {len(update.manual)} left for manual grading: {', '.join(update.manual)}" if update.manual else "")
-            + f"; autograded notebooks in {Path(course.coursedir.root) / course.coursedir.autograded_directory}"
-            + f"; {time.perf_counter() - start:.1f} s)")
-    return not update.errors, line
+        self.course, self.out = course, out
+        self.collected = set(course.submissions())  # not the PATHs given besides --nbgrader
+        self.update = GradebookUpdate()
+        self.failure: BaseException | None = None
+        self.started = time.perf_counter()
+        self._queue: queue.Queue[GradedSubmission | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._write, daemon=True)
+        self._thread.start()
+
+    def add(self, graded: GradedSubmission) -> None:
+        if graded.id in self.collected:
+            self._queue.put(graded)
+
+    def _write(self) -> None:
+        import queue
+
+        from ..core.results import Status
+
+        done = False
+        while not done:
+            batch = [self._queue.get()]
+            while True:  # everything that came back meanwhile: one run of nbgrader's converter for all
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            done = None in batch
+            batch = [g for g in batch if g is not None]
+            if not batch or self.failure is not None:
+                continue
+            try:
+                found = record(self.course, self.out, [g.id for g in batch],
+                               ungraded={g.id for g in batch if g.status is Status.GRADER_ERROR})
+            except Exception as exc:  # noqa: BLE001 - the reports stand; the run says why the gradebook does not
+                self.failure = exc
+                continue
+            for name in ("written", "manual", "fixed", "errors"):
+                getattr(self.update, name).extend(getattr(found, name))
+            self.update.log += found.log
+
+    def finish(self) -> tuple[bool, str]:
+        """Wait for the last batch; (success, a line for the run's closing summary)."""
+        import sys
+        import time
+
+        from ..reports import write_atomically
+
+        self._queue.put(None)
+        self._thread.join()
+        if self.failure is not None:
+            exc = self.failure
+            print(f"gradebook: could not write {self.course.db_url}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return False, f"Gradebook: NOT written ({type(exc).__name__}: {exc})"
+        update = self.update
+        for error in update.errors:
+            print(f"gradebook: {error}", file=sys.stderr)
+        if update.errors and update.log:
+            write_atomically(self.out / "nbgrader-gradebook.log", update.log)
+            print(f"gradebook: nbgrader's log is in {self.out / 'nbgrader-gradebook.log'}", file=sys.stderr)
+        coursedir = self.course.coursedir
+        line = (f"Gradebook: {self.course.db_url} ({len(update.written)} submission(s) scored"
+                + (f", {len(update.manual)} left for manual grading: {', '.join(sorted(update.manual))}"
+                   if update.manual else "")
+                + f"; autograded notebooks in {Path(coursedir.root) / coursedir.autograded_directory}"
+                + f"; written while grading, {time.perf_counter() - self.started:.1f} s in all)")
+        return not update.errors, line
