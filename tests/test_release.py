@@ -9,7 +9,7 @@
   quiz answer), while under ``nbgrader autograde`` that visible part is silent;
 * what students see: names they can see (no lesson file names), symbols the
   DejaVu fonts draw, a timing study whose slope stays in the promised band;
-* the public self-checks accept every module layout SPEC.md allows;
+* the public self-checks accept every module layout the contract (docs/contract.md) allows;
 * nbgrader's own workflow (generate, release, fetch, submit, collect,
   autograde) gives the solution full marks and the untouched release 0, and
   the README's instructor commands work exactly as written.

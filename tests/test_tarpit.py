@@ -1,4 +1,4 @@
-"""One bad submission costs the class about one timeout (DESIGN.md, principle 2), through the command line.
+"""One bad submission costs the class about one timeout (the sandbox's worst-case promise), through the command line.
 
 The tarpit of tests/adversarial/tarpit.py (loops at import, in causal_mask, in causal_mask ignoring
 SIGTERM) with --timeout 3, one job, so that each submission's own seconds show; and a per-submission

@@ -52,7 +52,10 @@ def main(fd: int) -> None:
         config["drop_root"], found, breaches = _probe(config, own_pid_ns)
         if not mode:
             found.insert(0, "no namespaces (submissions can read the graders and signal your processes)")
-        frames.send_frame(control, json.dumps({"weaknesses": weaknesses + found, "breaches": breaches}).encode())
+        try:
+            frames.send_frame(control, json.dumps({"weaknesses": weaknesses + found, "breaches": breaches}).encode())
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the owner left before it needed a sandbox (a run with nothing left to grade)
         _serve(control, config, own_pid_ns)
     finally:
         if config["scratch_root"]:

@@ -1,6 +1,6 @@
 # part: scaling
 # hint: renormalise, or mask before softmax
-# why: softmax over all keys, then multiplies by the mask without renormalising: masked rows sum below 1 (MISTAKES.md lists this row under masks, but it can only live in attention_weights)
+# why: softmax over all keys, then multiplies by the mask without renormalising: masked rows sum below 1 (docs/mistakes.md lists this row under masks, but it can only live in attention_weights)
 
 def attention_weights(scores, mask=None):
     weights = torch.softmax(scores, dim=-1)
