@@ -1,4 +1,4 @@
-# why: on its first call causal_average forks 120 children (a storm a 2-core machine under test load still forks within the 10 s timeout) that sleep ten minutes under a name the test looks for afterwards
+# why: on its first call causal_average forks 32 children (well under the process limit, so each fork costs its author only time, which a loaded 2-core machine still fits in the 10 s timeout) that sleep ten minutes under a name the test looks for afterwards
 # earns: base
 import ctypes as _ctypes
 import os as _os
@@ -11,7 +11,7 @@ _stormed = []
 def causal_average(T):
     if not _stormed:
         _stormed.append(True)
-        for _ in range(120):
+        for _ in range(32):
             try:
                 pid = _os.fork()
             except OSError:
