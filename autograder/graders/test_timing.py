@@ -36,6 +36,7 @@ SLOW = 0.15  # seconds of the one call a correct timer leaves out (the warm-up) 
 SYNTHETIC_T2_SECONDS = 5e-8  # the synthetic study's workload sleeps this times T² seconds (2 to 50 ms)
 SYNTHETIC_REPEATS = 2
 CLOCK_SLACK = 2e-4  # seconds: reading the same clock in two processes
+CLOCK_HINT = "time each call of fn(*args) with time.perf_counter()"  # less than the calls took: not wall-clock time
 
 
 class Served:
@@ -120,7 +121,8 @@ def _expect_median_of_last(got: float, workload: Served, repeats: int, student, 
     timed = list(range(max(0, workload.calls - repeats), workload.calls))
     low, high = workload.bracket(timed, student.last_request)
     expect(low <= got <= high, checked, f"between {low:.4g} and {high:.4g} s (the median of the timed calls, by the "
-           "grader's clock)", f"{got:.4g} s", hint, lambda: _calls_picture(checked, workload, repeats, got, student))
+           "grader's clock)", f"{got:.4g} s", CLOCK_HINT if got < low else hint,
+           lambda: _calls_picture(checked, workload, repeats, got, student))
 
 
 def _calls_picture(checked: str, workload: Served, repeats: int, got: float, student) -> list[dict]:
@@ -163,9 +165,11 @@ def test_bytes_dtype(student, gen):
 def test_time_call_warmup(student):
     checked, schedule = "time_call(fn, repeats=1, warmup=1) where only the first call is slow", Schedule([SLOW], FAST)
     got = _time_call(student, schedule, 1, 1, checked)
-    expect(got < SLOW / 2, checked, f"about {FAST} s (the slow first call is the untimed warm-up)", f"{got:.4g} s",
-           "run untimed warm-up calls", lambda: _calls_picture(checked, schedule, 1, got, student))
-    _expect_median_of_last(got, schedule, 1, student, checked, "time each call of fn(*args) with time.perf_counter()")
+    # Without a warm-up the one timed call is the slow one. The grader's clock decides the rest: under
+    # load a correct timer may report far more than FAST, but never more than the second call allows.
+    expect(schedule.calls > 1, checked, f"about {FAST} s (the slow first call is the untimed warm-up)",
+           f"{got:.4g} s", "run untimed warm-up calls", lambda: _calls_picture(checked, schedule, 1, got, student))
+    _expect_median_of_last(got, schedule, 1, student, checked, "run untimed warm-up calls")
 
 
 @waits
@@ -194,10 +198,12 @@ def test_time_call_units(student):
     checked = f"time_call(fn, repeats=3, warmup=1) on a fn that takes {seconds} s"
     schedule = Schedule([], seconds)
     got = as_number(student.call("time_call", student.remote(schedule), repeats=3, warmup=1), checked)
-    expect(0.9 * seconds <= got < 50 * seconds, checked, f"about {seconds} (seconds, from time.perf_counter)",
-           f"{got:.4g}", "return wall-clock seconds: time.perf_counter() after minus before",
-           lambda: [figures.calls(checked, schedule.call_seconds(), [i > 0 for i in range(schedule.calls)], got,
-                                  (0.9 * seconds, 50 * seconds))])
+    timed = list(range(max(0, schedule.calls - 3), schedule.calls))
+    # Any statistic of the timed calls: this check is about units, the median has its own.
+    low, high = schedule.bracket(timed, student.last_request, statistic=None) if timed else (seconds, seconds)
+    expect(low <= got <= high, checked, f"about {seconds} (seconds, from time.perf_counter; between {low:.4g} and "
+           f"{high:.4g} by the grader's clock)", f"{got:.4g}", "return wall-clock seconds: time.perf_counter() after "
+           "minus before", lambda: _calls_picture(checked, schedule, 3, got, student))
 
 
 @waits
