@@ -75,4 +75,6 @@ def test_a_budget_stops_a_submission_whose_every_call_is_slow(tmp_path):
     assert not_run, [t["output"] for t in slow]
     assert all(t["status"] == "failed" and t["score"] == 0 for t in not_run), not_run
     assert not reports["slow_everywhere"]["row"]["status"].startswith("grader error"), reports["slow_everywhere"]["row"]
-    assert BUDGET - 1 < result["each"]["slow_everywhere"] < BUDGET + TIMEOUT + 5, result["each"]
+    # its own grading time (start-up and the queue apart): the budget, then at most the call under way
+    seconds = reports["slow_everywhere"]["seconds"]
+    assert BUDGET - 1 < seconds < BUDGET + TIMEOUT + 5, seconds

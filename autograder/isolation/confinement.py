@@ -190,7 +190,9 @@ def _assemble_root(view: View, sources: dict[str, int], links: dict[str, str], s
     root = NEW_ROOT
     if not _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755"):
         return ["no private file system (submissions can read the graders and write your files)"]
-    ok = True
+    # the private /tmp first, so what is exposed inside it (a checkout or venv under /tmp) is bound on top
+    os.makedirs(f"{root}/tmp", mode=0o755, exist_ok=True)
+    ok = _mount("tmpfs", f"{root}/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={scratch_bytes},mode=1777")
     hidden = set(view.hide)
     for path in sorted({*view.expose, *view.hide}, key=lambda p: (p.count("/"), p)):  # outer before inner
         target = root + path
@@ -209,7 +211,7 @@ def _assemble_root(view: View, sources: dict[str, int], links: dict[str, str], s
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{root}/dev/{name}")
-    for folder in ("proc", "tmp", "dev/shm", "var"):
+    for folder in ("proc", "dev/shm", "var"):
         os.makedirs(f"{root}/{folder}", mode=0o755, exist_ok=True)
     os.symlink("/tmp", f"{root}/var/tmp")
     weaknesses = [] if ok else ["a part of the file system could not be set up as planned"]
@@ -223,12 +225,16 @@ def _assemble_root(view: View, sources: dict[str, int], links: dict[str, str], s
     os.chdir("/")
     _libc.umount2(b"/.old", MNT_DETACH)
     os.rmdir("/.old")
-    attr = (ctypes.c_uint64 * 4)(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, 0, 0)
-    if _libc.syscall(arch["mount_setattr"], AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)) != 0:
+    read_only = (ctypes.c_uint64 * 4)(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, 0, 0)  # set, clear, ...
+    writable = (ctypes.c_uint64 * 4)(0, MOUNT_ATTR_RDONLY, 0, 0)
+    if (_libc.syscall(arch["mount_setattr"], AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(read_only),
+                      ctypes.sizeof(read_only)) != 0
+            # /tmp alone writable again: what is bound inside it stays read-only
+            or _libc.syscall(arch["mount_setattr"], AT_FDCWD, b"/tmp", 0, ctypes.byref(writable),
+                             ctypes.sizeof(writable)) != 0):
         weaknesses.append("no read-only file system (submissions can write what they see)")
-    for folder, mode in (("/tmp", "1777"), ("/dev/shm", "1777")):
-        if not _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, f"size={scratch_bytes},mode={mode}"):
-            weaknesses.append(f"no private {folder}")
+    if not _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={scratch_bytes},mode=1777"):
+        weaknesses.append("no private /dev/shm")
     return weaknesses
 
 

@@ -113,8 +113,11 @@ def read(out: Path) -> dict[str, dict]:
     if not (out / "grades.csv").exists():
         return {}
     rows = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
-    return {sid: {"row": row, "tests": json.loads((out / sid / "results.json").read_text())["tests"]
-                  if (out / sid / "results.json").exists() else []} for sid, row in rows.items()}
+    results = {sid: json.loads((out / sid / "results.json").read_text()) for sid in rows
+               if (out / sid / "results.json").exists()}
+    return {sid: {"row": row, "tests": results[sid]["tests"] if sid in results else [],
+                  "seconds": results[sid]["extra_data"]["seconds"] if sid in results else None}  # its own, by the grader
+            for sid, row in rows.items()}
 
 
 def wrong_scores(reports: dict[str, dict]) -> dict[str, list[str]]:
