@@ -23,6 +23,7 @@ import torch
 from autograder.core import figures
 from autograder.core.checks import Failure, expect, expect_close
 from autograder.core.results import CheckResult, GradedSubmission
+from autograder.isolation.proxy import RAN_OUT_OF_MEMORY
 from autograder.reports import classreport
 from autograder.reports.feedback import MAX_PAGE_FIGURES, feedback_html
 from autograder.reports.figures import FALSE_COLOR, TRUE_COLOR, figure_html, figure_svg, figure_text
@@ -296,19 +297,22 @@ def test_mistakes_are_counted_once_per_student_and_part_with_their_ids():
     assert found == [("masks", "off by one", ["a", "b"], ["one", "two"]), ("scaling", "off by one", ["a"], ["three"])]
 
 
-def test_timeouts_crashes_and_grader_errors_are_told_apart():
+def test_timeouts_crashes_memory_and_grader_errors_are_told_apart():
     timeout = "`fit_power_law` ... The call did not finish within 20 s (an infinite loop?); it was stopped."
     crash = "The submission's process died during this call (a crash, os._exit, or the memory or CPU limit)."
+    memory = f"`sinusoidal_encoding` {RAN_OUT_OF_MEMORY}: it raised RuntimeError: can't allocate memory"
     graded = [GradedSubmission("kai", [result("timing", "fit", timeout), result("timing", "other", "fine")]),
               GradedSubmission("ivan", [result("masks", "pad", crash)]),
+              GradedSubmission("lea", [result("positions", "encoding", memory)]),
               GradedSubmission("zed", error="the grading worker died twice while grading it"),
               GradedSubmission("ada", [result("masks", "pad", passed=True)])]
     found = [(i.student, i.kind, i.checks) for i in classreport.incidents(graded)]
     assert found == [("ivan", "crashed", ["masks/pad"]), ("kai", "timed out", ["timing/fit"]),
-                     ("zed", "grader error", [])]
+                     ("lea", "out of memory", ["positions/encoding"]), ("zed", "grader error", [])]
     page = parse(classreport.class_report_html(graded))
     rows = {(r.attrs["data-student"], r.attrs["data-kind"]) for r in page.iter("tr", class_="incident")}
-    assert rows == {("ivan", "crashed"), ("kai", "timed out"), ("zed", "grader error")}
+    assert rows == {("ivan", "crashed"), ("kai", "timed out"), ("lea", "out of memory"), ("zed", "grader error")}
+    assert "out of memory: 1 (lea)" in page.find("p", class_="lead").text()
 
 
 def test_the_class_report_is_self_contained_and_its_histograms_count_every_scored_submission():

@@ -52,9 +52,11 @@ def test_a_looping_submission_costs_about_one_timeout(tmp_path):
     each = result["each"]
     assert all(each[sid] >= 0.9 * TIMEOUT for sid in tarpit.LOOPERS), \
         f"a looper cost less than one timeout: are reports still written as each submission is done? {each}"
-    honest = each["base_again"]
-    slow = {sid: f"{each[sid]:.1f} s, over {tarpit.looper_bound(honest, TIMEOUT):.1f} s"
-            for sid in tarpit.LOOPERS if each[sid] > tarpit.looper_bound(honest, TIMEOUT)}
+    # each one's own grading time, by the grader (the queue and the start-up apart)
+    seconds = {sid: report["seconds"] for sid, report in result["reports"].items()}
+    honest = seconds["base_again"]
+    slow = {sid: f"{seconds[sid]:.1f} s, over {tarpit.looper_bound(honest, TIMEOUT):.1f} s"
+            for sid in tarpit.LOOPERS if seconds[sid] > tarpit.looper_bound(honest, TIMEOUT)}
     assert not slow, f"base.py took {honest:.1f} s; at --timeout {TIMEOUT}: {slow}"
 
 

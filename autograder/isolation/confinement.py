@@ -32,6 +32,7 @@ from .policy import View
 
 SANDBOX_UID_BASE = 1 << 30  # + the sandbox's pid: a uid no one else has, so process limits count per sandbox
 SCRATCH = "/tmp/submission"
+CGROUP_HEADROOM_BYTES = 2**30  # page tables, page cache and the allocator's slack beyond the memory limit
 NEW_ROOT = "/tmp"  # where the sandbox's root is assembled (in its own mount namespace) before pivot_root
 
 CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x20000, 0x8000000, 0x10000000, 0x20000000, 0x40000000
@@ -121,7 +122,11 @@ def confine(config: dict, drop_root: bool, keep_fd: int) -> list[str]:
     os.setsid()
     host_pid = int(os.readlink("/proc/self"))  # before /proc is replaced: unique on this machine
     if config.get("cgroups") is not None:
-        weaknesses += cgroups.join(config["cgroups"], config["name"], processes, memory)
+        # Above what the address-space limit below lets one process touch, so that a plain memory bomb
+        # fails at once with an allocation error; the cgroup bounds the whole tree (children, /tmp),
+        # and a process stopped by it is first starved of page cache, which takes a long while.
+        weaknesses += cgroups.join(config["cgroups"], config["name"], processes,
+                                   memory + scratch_bytes + CGROUP_HEADROOM_BYTES)
     private = False
     if config["mode"]:
         weaknesses += _private_namespaces()

@@ -3,8 +3,9 @@
 A `Student` never holds a submission object. It sends requests through a
 channel (see `Channel`) backed by a sandboxed process or, for nbgrader grade
 cells, by a server in this process. It also keeps the submission's clock: a
-call that timed out is not made again, code whose loading timed out is not
-loaded again, and once the submission's time budget is spent no call is made.
+call that timed out or ran out of memory is not made again, code whose loading
+timed out is not loaded again, and once the submission's time budget is spent no
+call is made.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from . import protocol, wire
 from .protocol import CallbackHandler, SandboxBreach
 
 MAX_ERROR_TEXT = 6000  # the server sends at most 2,000 characters of message and 4,000 of traceback
+RAN_OUT_OF_MEMORY = "ran out of memory (an allocation failed at the sandbox's memory limit)"
 _MALFORMED = "The submission's process sent a malformed reply (did it write to the grader's socket, or replace the runtime?)."
 
 class Channel(Protocol):
@@ -41,6 +43,9 @@ class StudentError(Exception):
             return f"`{self.target}` is not implemented yet (it raised NotImplementedError)."
         if self.kind in (protocol.EXCEPTION, protocol.LOAD_ERROR):
             return f"`{self.target}` raised {self.type}: {self.message}\n{self.traceback}".rstrip()
+        if self.kind == protocol.MEMORY and self.type:
+            return (f"`{self.target}` {RAN_OUT_OF_MEMORY}: it raised {self.type}: {self.message}\n"
+                    f"{self.traceback}").rstrip()
         return self.message
 
 
@@ -50,12 +55,13 @@ class Clock:
 
     `call_seconds` bounds one call; `budget_seconds` bounds all calls together (the time the
     submission's code had, not the time the grader spent around it). A name whose call timed out
-    is not called again; code whose loading timed out is not loaded again."""
+    or ran out of memory is not called again (it would cost as much each time); code whose loading
+    timed out is not loaded again."""
 
     call_seconds: float
     budget_seconds: float
     spent: float = 0.0
-    timed_out: dict[str, str] = field(default_factory=dict)  # name -> what happened
+    not_called_again: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> the error to give
     load_failure: dict[str, str] | None = None
 
     def seconds_left(self) -> float:
@@ -147,8 +153,8 @@ class Student:
         label = self._label(target)
         if self.clock.load_failure is not None and op != protocol.LOAD:
             raise StudentError(label, self.clock.load_failure)
-        if label in self.clock.timed_out:
-            raise StudentError(label, {"kind": protocol.TIMEOUT, "message": self.clock.timed_out[label]})
+        if label in self.clock.not_called_again:
+            raise StudentError(label, dict(self.clock.not_called_again[label]))
         seconds = self.clock.seconds_for_call()
         if seconds <= 0:
             raise StudentError(label, {"kind": protocol.BUDGET, "message": (
@@ -179,9 +185,12 @@ class Student:
                     f"Stopped: the time budget for your whole submission ({self.clock.budget_seconds:g} s) ran out "
                     "during this call.")
             elif op != protocol.LOAD:
-                self.clock.timed_out[label] = (f"An earlier call of `{label}` timed out (it did not finish within "
-                                               f"{self.clock.call_seconds:g} s: an infinite loop?), so it is not "
-                                               "called again.")
+                self.clock.not_called_again[label] = {"kind": kind, "message": (
+                    f"An earlier call of `{label}` timed out (it did not finish within {self.clock.call_seconds:g} s: "
+                    "an infinite loop?), so it is not called again.")}
+        if kind == protocol.MEMORY and op != protocol.LOAD:
+            self.clock.not_called_again[label] = {"kind": kind, "message": (
+                f"An earlier call of `{label}` {RAN_OUT_OF_MEMORY}, so it is not called again.")}
         if kind == protocol.MISSING and self.load_errors:
             first = self.load_errors[0]
             info["message"] = (f"{info.get('message', '')}\nYour code stopped early: {first.get('cell', '')} raised "

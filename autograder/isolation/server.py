@@ -19,6 +19,7 @@ from . import catalogue, protocol, wire
 
 STUDENT_FILE_PREFIX = "<submission"
 MAX_CAPTURED_OUTPUT = 20_000
+CPU_ALLOCATION_FAILED = "can't allocate memory"  # torch's CPU allocator, when the address-space limit refuses it
 MODULE_NAME = "submission"  # as `import submission` would name it: `if __name__ == "__main__":` blocks do not run
 # The compiler flags a `from __future__ import ...` in one cell passes on to later cells, as IPython does.
 FUTURE_FLAGS = 0
@@ -50,12 +51,15 @@ def error_info(exc: BaseException, kind: str = protocol.EXCEPTION) -> dict[str, 
     """Type, message and the traceback trimmed to the submission's own frames."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(STUDENT_FILE_PREFIX)]
     lines = traceback.format_list(frames) + traceback.format_exception_only(type(exc), exc)
-    if isinstance(exc, NotImplementedError):
-        kind = protocol.NOT_IMPLEMENTED
     try:
         message = str(exc)
     except Exception:  # noqa: BLE001 - a submission's exception may fail even to describe itself
         message = "(the exception's message could not be printed)"
+    if isinstance(exc, NotImplementedError):
+        kind = protocol.NOT_IMPLEMENTED
+    elif isinstance(exc, MemoryError) or (isinstance(exc, RuntimeError) and type(message) is str
+                                          and CPU_ALLOCATION_FAILED in message):
+        kind = protocol.MEMORY  # a forged one only stops the submission's own function being called again
     return {
         "kind": kind,
         "type": type(exc).__name__,

@@ -20,12 +20,15 @@ from urllib.parse import quote
 
 from .. import assignment
 from ..core.results import GradedSubmission, Status
+from ..isolation.proxy import RAN_OUT_OF_MEMORY
 from .figures import fmt_seconds
 
 MISTAKE = re.compile(r"^\s*Likely mistake: (.+?)\s*$", re.M)
 # What the sandbox and the proxy say when a submission's code ran out of time or died (isolation/).
 TIMEOUT_MARKS = ("did not finish within", "did not finish loading", "time budget")
 CRASH_MARKS = ("process died", "broke the connection", "could not be loaded again")
+MEMORY_MARKS = (RAN_OUT_OF_MEMORY,)
+INCIDENT_KINDS = (("timed out", TIMEOUT_MARKS), ("crashed", CRASH_MARKS), ("out of memory", MEMORY_MARKS))
 FEEDBACK_FILE = "feedback.html"
 PART_COLORS = ["#3b74b8", "#e07b00", "#2e7d32", "#8e24aa", "#c62828", "#00838f", "#6d4c41", "#546e7a"]
 SLOWEST_SHOWN = 20
@@ -65,10 +68,10 @@ class Mistake:
 
 @dataclass
 class Incident:
-    """A submission whose code timed out or crashed in some checks, or that we could not grade."""
+    """A submission whose code timed out, crashed or ran out of memory in some checks, or that we could not grade."""
 
     student: str
-    kind: str  # "timed out", "crashed", "grader error"
+    kind: str  # one of INCIDENT_KINDS, or "grader error"
     checks: list[str] = field(default_factory=list)
     message: str = ""
 
@@ -96,12 +99,12 @@ def diagnosed_mistakes(graded: list[GradedSubmission]) -> list[Mistake]:
 
 
 def incidents(graded: list[GradedSubmission]) -> list[Incident]:
-    """Timeouts and crashes (from the checks' messages) and grader errors, by student."""
+    """Timeouts, crashes and memory exhaustion (from the checks' messages) and grader errors, by student."""
     found = []
     for g in sorted(graded, key=lambda g: g.id):
         if g.status is Status.GRADER_ERROR:
             found.append(Incident(g.id, "grader error", [], g.status_text()))
-        for kind, marks in (("timed out", TIMEOUT_MARKS), ("crashed", CRASH_MARKS)):
+        for kind, marks in INCIDENT_KINDS:
             checks, message = [], ""
             for c in g.checks:
                 text = "\n".join(c.outputs)
@@ -229,8 +232,8 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
     scored = [g for g in graded if g.status is not Status.GRADER_ERROR]
     parts = sorted({c.part for g in graded for c in g.checks}, key=_part_order)
     mistakes, trouble, rates = diagnosed_mistakes(graded), incidents(graded), pass_rates(graded)
-    kinds = {kind: sorted({i.student for i in trouble if i.kind == kind}) for kind in ("timed out", "crashed",
-                                                                                         "grader error")}
+    kinds = {kind: sorted({i.student for i in trouble if i.kind == kind})
+             for kind in (*(k for k, _ in INCIDENT_KINDS), "grader error")}
     top = max((g.max_score for g in scored), default=0.0)
     totals = [g.total for g in scored if g.max_score == top]
     out = ["<!doctype html><html lang='en'><meta charset='utf-8'>",
@@ -244,14 +247,14 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
                  f"{sum(t == top for t in totals)} with full marks. ")
     said = []
     for label, ids in (("Timed out", kinds["timed out"]), ("crashed", kinds["crashed"]),
-                       ("grader errors", kinds["grader error"])):
+                       ("out of memory", kinds["out of memory"]), ("grader errors", kinds["grader error"])):
         named = f" ({', '.join(ids[:12])}{', …' if len(ids) > 12 else ''})" if ids else ""
         said.append(f"{label}: {len(ids)}{named}")
     lead += "; ".join(said) + "."
     out.append(f"<p class='lead'>{esc(lead)} Scores per student: <a href='grades.csv'>grades.csv</a>; "
                "each student's id links to their feedback page.</p>")
     out.append("<nav><a href='#scores'>Scores</a><a href='#checks'>Checks</a><a href='#mistakes'>Mistakes</a>"
-               "<a href='#trouble'>Timed out, crashed, errors</a><a href='#time'>Grading time</a></nav>")
+               "<a href='#trouble'>Timed out, crashed, out of memory, errors</a><a href='#time'>Grading time</a></nav>")
 
     out.append("<h2 id='scores'>How the scores are spread</h2>")
     if kinds["grader error"]:
@@ -295,7 +298,7 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
     else:
         out.append("<p>None diagnosed.</p>")
 
-    out.append("<h2 id='trouble'>Timed out, crashed, grader errors</h2>")
+    out.append("<h2 id='trouble'>Timed out, crashed, out of memory, grader errors</h2>")
     if trouble:
         out.append("<table id='incidents'><tr><th>student</th><th>what happened</th><th>in the checks</th>"
                    "<th>the first message</th></tr>")

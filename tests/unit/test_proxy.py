@@ -32,6 +32,20 @@ def test_a_name_whose_call_timed_out_is_not_called_again():
     assert "not called again" in again.value.message
 
 
+def test_a_name_whose_call_ran_out_of_memory_is_not_called_again():
+    channel = Scripted(protocol.MEMORY, "can't allocate memory")
+    student = Student(channel, Clock(call_seconds=5, budget_seconds=100))
+    with pytest.raises(StudentError):
+        student.call("bomb")
+    with pytest.raises(StudentError) as again:
+        student.call("bomb")
+    assert len(channel.requests) == 1 and again.value.kind == protocol.MEMORY
+    assert "ran out of memory" in str(again.value) and "not called again" in str(again.value)
+    with pytest.raises(StudentError):
+        student.call("other")  # another name still is
+    assert len(channel.requests) == 2
+
+
 def test_code_whose_loading_timed_out_is_not_loaded_again_by_any_part():
     clock = Clock(call_seconds=5, budget_seconds=100)
     first = Student(Scripted(protocol.TIMEOUT, "stopped"), clock)

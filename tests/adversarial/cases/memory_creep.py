@@ -1,6 +1,8 @@
 # why: causal_average allocates and touches memory 64 MiB at a time until something gives
 # earns: zero-on causal_average
 # runner: engine
+# feedback: ran out of memory
+# within: 3
 
 
 def causal_average(T):
