@@ -293,3 +293,27 @@ def test_demo_students_write_valid_python():
                 compile(code, f"{s.name}:{grade_id}", "exec")
     cell, code = C.with_patch("x", "", "timing_mean").answers.popitem()
     assert cell == "timing-time_call" and "def _sync" in code and "statistics.mean" in code
+
+
+@pytest.mark.parametrize("corrupted", [{}, {"locked": "yes"}, {"grade_id": 5}, {"points": "two"}])
+def test_cell_metadata_is_checked_as_nbgrader_checks_it(corrupted):
+    """While our gradebook writer runs nbgrader's converter, its metadata check has its schema checked
+    once, not per cell: the verdicts are nbgrader's own, with and without that."""
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    cell = nbformat.v4.new_code_cell("x = 1")
+    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "points": 2, "task": False,
+                                 "grade_id": "grade-masks", "schema_version": 3, **corrupted}
+    notebook = nbformat.v4.new_notebook(cells=[cell])
+
+    def verdict() -> str:
+        try:
+            MetadataValidator().validate_nb(notebook)
+        except Exception as exc:  # noqa: BLE001 - the verdict is the exception's type
+            return type(exc).__name__
+        return "valid"
+
+    plain = verdict()
+    with G._metadata_schema_checked_once():
+        checked_once = verdict()
+    assert checked_once == plain == ("valid" if not corrupted else "ValidationError")

@@ -23,7 +23,7 @@ import torch
 from autograder.core import figures
 from autograder.core.checks import Failure, expect, expect_close
 from autograder.core.results import CheckResult, GradedSubmission
-from autograder.isolation.proxy import RAN_OUT_OF_MEMORY
+from autograder.isolation.protocol import RAN_OUT_OF_MEMORY
 from autograder.reports import classreport
 from autograder.reports.feedback import MAX_PAGE_FIGURES, feedback_html
 from autograder.reports.figures import FALSE_COLOR, TRUE_COLOR, figure_html, figure_svg, figure_text

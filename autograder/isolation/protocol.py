@@ -35,6 +35,7 @@ MISSING = "missing"  # a name or handle that does not exist
 LOAD_ERROR = "load"  # a cell raised while the code was loaded
 TIMEOUT = "timeout"  # the call overran the per-call limit (or an earlier call of the same name did)
 MEMORY = "memory"  # an allocation failed at the sandbox's memory limit (or did in an earlier call of the same name)
+RAN_OUT_OF_MEMORY = "ran out of memory (an allocation failed at the sandbox's memory limit)"  # feedback; class report
 CRASH = "crash"  # the process died or broke the connection
 PROTOCOL = "protocol"  # the process sent something that is not a well-formed reply
 BUDGET = "budget"  # the submission's time budget was used up: the call was not made

@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from . import protocol, wire
-from .protocol import CallbackHandler, SandboxBreach
+from .protocol import RAN_OUT_OF_MEMORY, CallbackHandler, SandboxBreach
 
 MAX_ERROR_TEXT = 6000  # the server sends at most 2,000 characters of message and 4,000 of traceback
-RAN_OUT_OF_MEMORY = "ran out of memory (an allocation failed at the sandbox's memory limit)"
 _MALFORMED = "The submission's process sent a malformed reply (did it write to the grader's socket, or replace the runtime?)."
 
 class Channel(Protocol):

@@ -23,6 +23,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Iterable, Iterator
 
 from nbgrader.preprocessors import NbGraderPreprocessor
@@ -163,7 +164,8 @@ def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list
     coursedir.notebook_id = "*"
     coursedir.student_id_exclude = ",".join(sorted(set(course.submissions()) - set(graded)))
     try:
-        with _log_to_buffer(app) as log, _in_folder(course.root), warnings.catch_warnings():
+        with _log_to_buffer(app) as log, _in_folder(course.root), _metadata_schema_checked_once(), \
+                warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SQLAlchemy's autoflush warnings from inside nbgrader
             converter = Autograde(coursedir=coursedir, parent=app)
             converter.force = True
@@ -196,6 +198,36 @@ def _log_to_buffer(app: Any) -> Iterator[io.StringIO]:
         for h in saved_handlers:
             app.log.addHandler(h)
         app.log.setLevel(saved_level)
+
+
+@contextmanager
+def _metadata_schema_checked_once() -> Iterator[None]:
+    """nbgrader checks each cell's nbgrader metadata with ``jsonschema.validate``, which first checks
+    the schema itself against jsonschema's metaschema, on every cell: a sixth of the converter's
+    time. For the converter's run, the same validation by a validator whose schema was checked once
+    (nbgrader's module is given it in place of the jsonschema module; nothing else changes)."""
+    import jsonschema
+    from jsonschema.exceptions import best_match
+    from nbgrader.nbgraderformat import common
+
+    checked: dict[str, Any] = {}
+
+    def validate(instance: Any, schema: dict) -> None:
+        key = json.dumps(schema, sort_keys=True)  # nbgrader reads its schema file afresh per notebook
+        if key not in checked:
+            cls = jsonschema.validators.validator_for(schema)
+            cls.check_schema(schema)
+            checked[key] = cls(schema)
+        error = best_match(checked[key].iter_errors(instance))
+        if error is not None:
+            raise error
+
+    saved = common.jsonschema
+    common.jsonschema = SimpleNamespace(validate=validate)
+    try:
+        yield
+    finally:
+        common.jsonschema = saved
 
 
 @contextmanager

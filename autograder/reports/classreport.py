@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from .. import assignment
 from ..core.results import GradedSubmission, Status
-from ..isolation.proxy import RAN_OUT_OF_MEMORY
+from ..isolation.protocol import RAN_OUT_OF_MEMORY
 from .figures import fmt_seconds
 
 MISTAKE = re.compile(r"^\s*Likely mistake: (.+?)\s*$", re.M)
