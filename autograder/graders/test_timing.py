@@ -57,6 +57,10 @@ class Served:
     def calls(self) -> int:
         return len(self.intervals)
 
+    def last(self, n: int) -> list[int]:
+        """The indices of the last `n` calls (the timed ones, after the warm-up)."""
+        return list(range(max(0, self.calls - n), self.calls))
+
     def call_seconds(self) -> list[float]:
         """How long each call took, by the grader's clock."""
         return [end - start for start, end in self.intervals]
@@ -118,7 +122,7 @@ def _expect_median_of_last(got: float, workload: Served, repeats: int, student, 
     least its own duration, so a mean with one slow call among them is at least their mean: it fails
     whenever the machine is calm enough for the median's bracket to lie below that, and a correct
     median never does, however busy the machine."""
-    timed = list(range(max(0, workload.calls - repeats), workload.calls))
+    timed = workload.last(repeats)
     low, high = workload.bracket(timed, student.last_request)
     expect(low <= got <= high, checked, f"between {low:.4g} and {high:.4g} s (the median of the timed calls, by the "
            "grader's clock)", f"{got:.4g} s", CLOCK_HINT if got < low else hint,
@@ -128,7 +132,7 @@ def _expect_median_of_last(got: float, workload: Served, repeats: int, student, 
 def _calls_picture(checked: str, workload: Served, repeats: int, got: float, student) -> list[dict]:
     """Each call of fn by the grader's clock (the last `repeats` the timed ones), what the timer
     reported, and what the grader allows for the median of the timed calls."""
-    timed = list(range(max(0, workload.calls - repeats), workload.calls))
+    timed = workload.last(repeats)
     return [figures.calls(checked, workload.call_seconds(), [i in timed for i in range(workload.calls)], got,
                           workload.bracket(timed, student.last_request) if timed else None)]
 
@@ -197,10 +201,9 @@ def test_time_call_units(student):
     seconds = 0.005
     checked = f"time_call(fn, repeats=3, warmup=1) on a fn that takes {seconds} s"
     schedule = Schedule([], seconds)
-    got = as_number(student.call("time_call", student.remote(schedule), repeats=3, warmup=1), checked)
-    timed = list(range(max(0, schedule.calls - 3), schedule.calls))
+    got = _time_call(student, schedule, 3, 1, checked)
     # Any statistic of the timed calls: this check is about units, the median has its own.
-    low, high = schedule.bracket(timed, student.last_request, statistic=None) if timed else (seconds, seconds)
+    low, high = schedule.bracket(schedule.last(3), student.last_request, statistic=None)
     expect(low <= got <= high, checked, f"about {seconds} (seconds, from time.perf_counter; between {low:.4g} and "
            f"{high:.4g} by the grader's clock)", f"{got:.4g}", "return wall-clock seconds: time.perf_counter() after "
            "minus before", lambda: _calls_picture(checked, schedule, 3, got, student))

@@ -4,7 +4,7 @@ One self-contained page (inline SVG and CSS, no script, nothing fetched): how th
 (a histogram per part and for the total), the pass rate of every check (the most failed first), the
 mistakes the graders diagnosed (each "Likely mistake:" line of a failed check, counted once per
 student and part, most common first, with the students' ids), the submissions that timed out,
-crashed or hit a grader error, and how long each submission took to grade. Every picture has its
+crashed, ran out of memory or hit a grader error, and how long each submission took to grade. Every picture has its
 numbers beside it as text.
 """
 

@@ -21,26 +21,16 @@ class Scripted:
         return wire.encode(protocol.ok([] if self.requests[-1][0] == protocol.LOAD else 1))
 
 
-def test_a_name_whose_call_timed_out_is_not_called_again():
-    channel = Scripted(protocol.TIMEOUT, "stopped")
+@pytest.mark.parametrize("kind, says", [(protocol.TIMEOUT, "timed out"), (protocol.MEMORY, "ran out of memory")])
+def test_a_name_whose_call_timed_out_or_ran_out_of_memory_is_not_called_again(kind, says):
+    channel = Scripted(kind, "stopped")
     student = Student(channel, Clock(call_seconds=5, budget_seconds=100))
     with pytest.raises(StudentError):
-        student.call("slow")
+        student.call("costly")
     with pytest.raises(StudentError) as again:
-        student.call("slow")
-    assert len(channel.requests) == 1 and again.value.kind == protocol.TIMEOUT
-    assert "not called again" in again.value.message
-
-
-def test_a_name_whose_call_ran_out_of_memory_is_not_called_again():
-    channel = Scripted(protocol.MEMORY, "can't allocate memory")
-    student = Student(channel, Clock(call_seconds=5, budget_seconds=100))
-    with pytest.raises(StudentError):
-        student.call("bomb")
-    with pytest.raises(StudentError) as again:
-        student.call("bomb")
-    assert len(channel.requests) == 1 and again.value.kind == protocol.MEMORY
-    assert "ran out of memory" in str(again.value) and "not called again" in str(again.value)
+        student.call("costly")
+    assert len(channel.requests) == 1 and again.value.kind == kind
+    assert says in str(again.value) and "not called again" in str(again.value)
     with pytest.raises(StudentError):
         student.call("other")  # another name still is
     assert len(channel.requests) == 2
