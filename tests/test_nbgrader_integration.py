@@ -19,6 +19,8 @@ import csv
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -235,6 +237,35 @@ def test_ungraded_submissions_wait_for_a_person(course, graded, tmp_path):
         assert grades and all(g.auto_score is None and g.needs_manual_grade for g in grades)
         ada = gb.find_submission(ASSIGNMENT, "ada")
         assert ada.score == sum(PART_POINTS.values())
+
+
+def test_the_converter_shares_one_database_engine(course, graded, tmp_path, monkeypatch):
+    """nbgrader opens a Gradebook (and an engine) per notebook and per step; while our writer runs its
+    converter they share one, so a query is compiled once. The scores are the same (tests above)."""
+    from nbgrader import api
+
+    out, _ = graded
+    copy = tmp_path / "course"
+    shutil.copytree(course.root, copy)
+    opened = open_course(ASSIGNMENT, copy)
+    made = []
+    create_engine = api.create_engine
+    monkeypatch.setattr(api, "create_engine", lambda *args, **kwargs: made.append(args) or create_engine(*args, **kwargs))
+    update = G.record(opened, out, STUDENTS)
+    assert sorted(update.written) == sorted(STUDENTS) and not update.errors, update
+    # one for the converter, one each for the three checks after it; nbgrader alone opens over 60 here
+    assert len(made) <= 4, len(made)
+    assert api.create_engine.__name__ == "<lambda>"  # what it was before record(), put back
+
+
+def test_opening_a_course_does_not_build_the_iri_grammars(course):
+    """jsonschema builds rfc3987_syntax's parsers at import (1.5 s of every run's start-up), for string
+    formats nothing here checks: opening a course goes without them, and nbformat still validates."""
+    code = ("import sys; from autograder.nbgrader.course import open_course; "
+            f"open_course({ASSIGNMENT!r}, {str(course.root)!r}); import nbformat; "
+            "nbformat.validate(nbformat.v4.new_notebook()); print(sys.modules.get('rfc3987_syntax', 'absent'))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded in ("None", "absent"), loaded
 
 
 def test_student_code_cannot_see_the_course(course):

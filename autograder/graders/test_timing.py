@@ -5,8 +5,9 @@ itself serves: each call of the function a student times comes back here, sleeps
 here and is counted here, so its cost and its record are out of the submission's
 reach. A reported time is believed only within the grader's own measurement of
 the whole request, and above a floor the workload sets; wrong answers differ from
-right ones by ten times or more. On the CPU the real T² study is small; on a GPU
-it is large, where a missing synchronise shows as a flat curve.
+right ones by ten times or more. On the CPU the real T² study's attention is served
+the same way; on a GPU it runs beside the student's timer, which must synchronise
+with it, and a missing synchronise shows as a flat curve.
 
 Checks marked `waits` mostly sleep: a worker lets another compute meanwhile.
 Every check here must pass 30 runs in a row on a loaded machine: see tests/test_timing_stability.py.
@@ -93,8 +94,8 @@ class Schedule(Served):
         time.sleep(self.durations[i] if i < len(self.durations) else self.default)
 
 
-class Quadratic(Served):
-    """Sleeps SYNTHETIC_T2_SECONDS · T² for inputs of T tokens, and records the shapes it was given."""
+class Recorded(Served):
+    """A served workload that records what each call was given (shapes, devices, dtypes)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -102,12 +103,46 @@ class Quadratic(Served):
 
     def serve(self, args: dict) -> None:
         self.seen.append(args)
-        time.sleep(SYNTHETIC_T2_SECONDS * min(self.tokens(len(self.seen) - 1), 2000) ** 2)
+        self.work(self.tokens(len(self.seen) - 1))
+
+    def work(self, T: int) -> None:
+        raise NotImplementedError
 
     def tokens(self, call: int) -> int:
         shapes = self.seen[call].get("shapes") or [[]]
         first = shapes[0] if type(shapes[0]) is list else []
         return first[-2] if len(first) >= 2 and type(first[-2]) is int and first[-2] > 0 else 0
+
+    def calls_with(self, T: int) -> list[int]:
+        return [i for i in range(self.calls) if self.tokens(i) == T]
+
+
+class Quadratic(Recorded):
+    """Sleeps SYNTHETIC_T2_SECONDS · T² for inputs of T tokens."""
+
+    def work(self, T: int) -> None:
+        time.sleep(SYNTHETIC_T2_SECONDS * min(T, 2000) ** 2)
+
+
+class RealAttention(Recorded):
+    """Runs materialised attention here, on one thread, for inputs of T tokens when T is one of the
+    study's (anything else costs nothing): the real T² cost, clocked by the grader however busy the
+    machine is. One thread, because on a shared machine waking a thread pool costs more than a small grid."""
+
+    def __init__(self, Ts: list[int], d_head: int):
+        super().__init__()
+        self.Ts, self.d_head = Ts, d_head
+
+    def work(self, T: int) -> None:
+        if T not in self.Ts:
+            return
+        q, k, v = torch.randn(3, 1, T, self.d_head)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            ref.materialized_attention(q, k, v)
+        finally:
+            torch.set_num_threads(threads)
 
 
 def _time_call(student, workload: Served, repeats: int, warmup: int, checked: str) -> float:
@@ -267,29 +302,29 @@ def test_time_attention_inputs(study):
            "three different random tensors", "the same tensor more than once", "q, k, v are three fresh random tensors")
 
 
-def _study_picture(study: Study, times: list[float]) -> list[dict]:
-    """The student's times against T, the T² line, and per T the range the grader's clock allows."""
-    workload, allowed = study.workload, []
-    for T in study.Ts:
-        calls = [i for i in range(workload.calls) if workload.tokens(i) == T]
-        allowed.append(workload.bracket(calls, study.request, statistic=None) if len(calls) >= 2 else None)
-    return [figures.loglog(f"{study.checked}, where fn takes {SYNTHETIC_T2_SECONDS:g} · T² s", study.Ts,
-                           {"your times": times}, allowed=allowed)]
+def _expect_clocked_times(times: list[float], Ts: list[int], workload: Recorded, request: tuple[float, float],
+                          checked: str, cost: str) -> None:
+    """Each T's time lies within what the grader's clock allows for its calls (any statistic of them: one
+    T's calls all cost the same), so it holds however busy the machine is, and a made-up time does not."""
+    def picture() -> list[dict]:
+        allowed = [workload.bracket(workload.calls_with(T), request, statistic=None)
+                   if len(workload.calls_with(T)) >= 2 else None for T in Ts]
+        return [figures.loglog(f"{checked}, where fn takes {cost}", Ts, {"your times": times}, allowed=allowed)]
+
+    for T, got in zip(Ts, times):
+        calls, the_time = workload.calls_with(T), f"{checked}: the time for T = {T}, where fn takes {cost}"
+        expect(len(calls) >= 2, the_time, "fn called on inputs of T tokens (a warm-up, then the timed calls)",
+               f"{len(calls)} calls", "time each T with time_call(attn, q, k, v)", picture)
+        low, high = workload.bracket(calls, request, statistic=None)
+        expect(low <= got <= high, the_time, f"between {low:.4g} and {high:.4g} s (the median of its timed calls, by the "
+               f"grader's clock; times {[f'{t:.3g}' for t in times]})", f"{got:.4g} s",
+               "time each T with time_call(attn, q, k, v)", picture)
 
 
 @check("time_attention: times grow as T² on a workload of cost T²", points=1)
 def test_time_attention_quadratic(study):
-    times = study.valid_times()
-    workload = study.workload
-    for T, got in zip(study.Ts, times):
-        calls = [i for i in range(workload.calls) if workload.tokens(i) == T]
-        checked = f"{study.checked}: the time for T = {T}, where fn takes {SYNTHETIC_T2_SECONDS:g} · T² s"
-        expect(len(calls) >= 2, checked, "fn called on inputs of T tokens (a warm-up, then the timed calls)",
-               f"{len(calls)} calls", "time each T with time_call(attn, q, k, v)", lambda: _study_picture(study, times))
-        low, high = workload.bracket(calls, study.request, statistic=None)  # one T's calls all cost the same
-        expect(low <= got <= high, checked, f"between {low:.4g} and {high:.4g} s (the median of its timed calls, by the "
-               f"grader's clock; times {[f'{t:.3g}' for t in times]})", f"{got:.4g} s",
-               "time each T with time_call(attn, q, k, v)", lambda: _study_picture(study, times))
+    _expect_clocked_times(study.valid_times(), study.Ts, study.workload, study.request, study.checked,
+                          f"{SYNTHETIC_T2_SECONDS:g} · T² s")
 
 
 @check("fit_power_law: the slope of log(time) against log(T)", points=2)
@@ -306,11 +341,14 @@ def test_fit_power_law(student, gen):
                f"slope {want:.3g} (the least-squares fit)": want, f"your slope {got:.3g}": got})])
 
 
-# On a GPU small grids cost only launch overhead, so the study needs large T there. On a CPU the
-# synthetic study above already proves the harness: this one stays small, on one thread.
-REAL_STUDY_TS = {"cpu": [512, 1024, 2048], "cuda": [4096, 8192, 16384]}
+# On a CPU the grader runs the real study's attention itself, on its own clock, so a busy machine
+# cannot fail a correct timer. On a GPU the work must run in the submission's process, where its
+# timer has to synchronise with it: a missing synchronise shows as a flat curve. Small grids there
+# cost only launch overhead, so the study needs large T.
+REAL_STUDY_TS = {"cpu": [256, 512, 1024], "cuda": [4096, 8192, 16384]}
+REAL_STUDY_D_HEAD = 64
 REAL_STUDY_REPEATS = 2
-REAL_STUDY_ATTEMPTS = 3  # a busy machine can spoil one study; a broken timer spoils every one
+REAL_STUDY_ATTEMPTS = 3  # a busy machine can spoil one GPU study; a broken timer spoils every one
 PEAK_FLOPS = 1e13  # no device here runs materialised attention faster: a floor for every reported time
 
 
@@ -319,24 +357,34 @@ def test_real_study(student):
     device = available_devices()[-1]  # the GPU when there is one, where a missing synchronise shows
     Ts = REAL_STUDY_TS[device]
     checked = f"time_attention(materialized attention, Ts={Ts}, device={device!r}, repeats={REAL_STUDY_REPEATS})"
-    attention = student.catalogue("single_thread_attention")
+    if device == "cpu":
+        workload = RealAttention(Ts, REAL_STUDY_D_HEAD)
+        times = student.call("time_attention", student.remote(workload), Ts, device=device, repeats=REAL_STUDY_REPEATS)
+        _expect_study_times(times, Ts, checked)
+        _expect_clocked_times(times, Ts, workload, student.last_request, checked, "what materialised attention takes")
+        return
+    attention = student.catalogue("materialized_attention")
     slopes, times, studies = [], [], {}
     picture = lambda: [figures.loglog(checked, Ts, studies)]  # noqa: E731
     for attempt in range(REAL_STUDY_ATTEMPTS):
         times = student.call("time_attention", attention, Ts, device=device, repeats=REAL_STUDY_REPEATS)
-        if type(times) is not list or len(times) != len(Ts) or not all(type(t) is float for t in times):
-            fail(checked, f"{len(Ts)} times (floats)", str(times)[:80])
+        _expect_study_times(times, Ts, checked)
         studies[f"study {attempt + 1}"] = times
-        floors = [4 * T * T * 64 / PEAK_FLOPS for T in Ts]
+        floors = [4 * T * T * REAL_STUDY_D_HEAD / PEAK_FLOPS for T in Ts]
         expect(all(t >= f for t, f in zip(times, floors)) and sum(times) <= student.last_seconds, checked,
                f"times each above what the work takes at least and adding up to at most {student.last_seconds:.4g} s "
                "(the whole call, by the grader's clock)", f"{[f'{t:.3g}' for t in times]}",
                "time each T with time_call(attn, q, k, v)", picture)
         slopes.append(ref.fit_power_law(Ts, times))
-        # Wide band: cache effects push a CPU's slope up; a broken timer gives about 0 or 1.
+        # Wide band: a broken timer gives about 0 or 1.
         if 1.2 < slopes[-1] < 4.0:
             return
     fail(checked, "a log-log slope near 2 (doubling T quadruples the work)",
          f"slopes {[round(s, 2) for s in slopes]} in {len(slopes)} studies (last times {[f'{t:.3g}' for t in times]})",
          "synchronise before reading the clock" if max(slopes) < 1.2 else "time each T with time_call(attn, q, k, v)",
          pictures(picture))
+
+
+def _expect_study_times(times: Any, Ts: list[int], checked: str) -> None:
+    if type(times) is not list or len(times) != len(Ts) or not all(type(t) is float for t in times):
+        fail(checked, f"{len(Ts)} times (floats)", str(times)[:80])

@@ -53,19 +53,6 @@ def materialized_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) ->
     return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
 
 
-def single_thread_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Materialised attention on one CPU thread: on a busy shared machine, waking a thread
-    pool costs more than a small grid, which would hide the T² curve."""
-    if q.device.type != "cpu":
-        return materialized_attention(q, k, v)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return materialized_attention(q, k, v)
-    finally:
-        torch.set_num_threads(threads)
-
-
 def self_attention(x: torch.Tensor) -> torch.Tensor:
     """Parameter-free attention of the tokens on each other: permutation-equivariant."""
     return materialized_attention(x, x, x)
@@ -90,7 +77,7 @@ def doubled(x: torch.Tensor) -> torch.Tensor:
 
 
 _FUNCTIONS: dict[str, Callable] = {
-    f.__name__: f for f in (materialized_attention, single_thread_attention, self_attention, causal_self_attention, running_sum, doubled)
+    f.__name__: f for f in (materialized_attention, self_attention, causal_self_attention, running_sum, doubled)
 }
 _CLASSES: dict[str, type] = {c.__name__: c for c in (CudaSleepWorkload,)}
 

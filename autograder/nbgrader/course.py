@@ -55,9 +55,19 @@ class NbgraderCourse:
                 f"`nbgrader generate_assignment {self.assignment}` in {self.root} first") from None
 
 
+def _without_iri_grammars() -> None:
+    """nbgrader imports jsonschema, which imports ``rfc3987_syntax`` when it is installed, and that
+    builds some forty parsers at import (1.5 s, most of a grading run's start-up) for the "iri"
+    string formats of JSON schemas, which nothing in a run checks. Marked as absent, it is not
+    imported, and jsonschema goes without those two formats (as it does when it is not installed)."""
+    if "jsonschema" not in sys.modules:
+        sys.modules.setdefault("rfc3987_syntax", None)
+
+
 def open_course(assignment: str, root: Path | None = None) -> NbgraderCourse:
     """The nbgrader course whose root is ``root`` (default: the current folder), configured as
     ``nbgrader`` itself would be there."""
+    _without_iri_grammars()
     from nbgrader.apps import AutogradeApp
 
     root = Path(root or Path.cwd()).resolve()

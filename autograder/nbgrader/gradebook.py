@@ -157,6 +157,8 @@ def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list
     config = Config()
     config.Autograde.autograde_preprocessors = _autograde_preprocessors(app)
     config.ScoreFromReports.reports = str(reports)
+    # nbconvert checks the whole notebook against its schema after every step; once, after the last, will do
+    config.Exporter.optimistic_validation = True
     app.update_config(config)
     coursedir = app.coursedir
     coursedir.assignment_id = course.assignment
@@ -165,7 +167,7 @@ def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list
     coursedir.student_id_exclude = ",".join(sorted(set(course.submissions()) - set(graded)))
     try:
         with _log_to_buffer(app) as log, _in_folder(course.root), _metadata_schema_checked_once(), \
-                warnings.catch_warnings():
+                _one_engine_per_database(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SQLAlchemy's autoflush warnings from inside nbgrader
             converter = Autograde(coursedir=coursedir, parent=app)
             converter.force = True
@@ -228,6 +230,31 @@ def _metadata_schema_checked_once() -> Iterator[None]:
         yield
     finally:
         common.jsonschema = saved
+
+
+@contextmanager
+def _one_engine_per_database() -> Iterator[None]:
+    """nbgrader opens a new ``Gradebook``, with a new SQLAlchemy engine, for each step of each notebook:
+    some five hundred for a class of forty, each compiling every query afresh (SQLAlchemy caches
+    compiled SQL per engine). For the converter's run, the gradebooks of one database share one engine."""
+    from nbgrader import api
+
+    engines: dict[str, Any] = {}
+    create_engine = api.create_engine
+
+    def shared(url: Any, **kwargs: Any) -> Any:
+        key = json.dumps([str(url), kwargs], sort_keys=True, default=repr)
+        if key not in engines:
+            engines[key] = create_engine(url, **kwargs)
+        return engines[key]
+
+    api.create_engine = shared
+    try:
+        yield
+    finally:
+        api.create_engine = create_engine
+        for engine in engines.values():
+            engine.dispose()
 
 
 @contextmanager
