@@ -4,8 +4,8 @@ One self-contained page (inline SVG and CSS, no script, nothing fetched): how th
 (a histogram per part and for the total), the pass rate of every check (the most failed first), the
 mistakes the graders diagnosed (each "Likely mistake:" line of a failed check, counted once per
 student and part, most common first, with the students' ids), the submissions that timed out,
-crashed, ran out of memory or hit a grader error, and how long each submission took to grade. Every picture has its
-numbers beside it as text.
+crashed, ran out of memory or hit a grader error, and how long each submission took to grade.
+Every picture has its numbers beside it as text.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ TIMEOUT_MARKS = ("did not finish within", "did not finish loading", "time budget
 CRASH_MARKS = ("process died", "broke the connection", "could not be loaded again")
 MEMORY_MARKS = (RAN_OUT_OF_MEMORY,)
 INCIDENT_KINDS = (("timed out", TIMEOUT_MARKS), ("crashed", CRASH_MARKS), ("out of memory", MEMORY_MARKS))
+TROUBLE_KINDS = (*(kind for kind, _ in INCIDENT_KINDS), "grader error")
+TROUBLE_LABELS = (*(kind for kind, _ in INCIDENT_KINDS), "grader errors")  # as TROUBLE_KINDS, for the page
+TROUBLE_TITLE = ", ".join(TROUBLE_LABELS).capitalize()
 FEEDBACK_FILE = "feedback.html"
 PART_COLORS = ["#3b74b8", "#e07b00", "#2e7d32", "#8e24aa", "#c62828", "#00838f", "#6d4c41", "#546e7a"]
 SLOWEST_SHOWN = 20
@@ -232,8 +235,7 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
     scored = [g for g in graded if g.status is not Status.GRADER_ERROR]
     parts = sorted({c.part for g in graded for c in g.checks}, key=_part_order)
     mistakes, trouble, rates = diagnosed_mistakes(graded), incidents(graded), pass_rates(graded)
-    kinds = {kind: sorted({i.student for i in trouble if i.kind == kind})
-             for kind in (*(k for k, _ in INCIDENT_KINDS), "grader error")}
+    kinds = {kind: sorted({i.student for i in trouble if i.kind == kind}) for kind in TROUBLE_KINDS}
     top = max((g.max_score for g in scored), default=0.0)
     totals = [g.total for g in scored if g.max_score == top]
     out = ["<!doctype html><html lang='en'><meta charset='utf-8'>",
@@ -246,15 +248,14 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
         lead += (f"Mean total {statistics.fmean(totals):.3g} of {top:g}, median {statistics.median(totals):.3g}; "
                  f"{sum(t == top for t in totals)} with full marks. ")
     said = []
-    for label, ids in (("Timed out", kinds["timed out"]), ("crashed", kinds["crashed"]),
-                       ("out of memory", kinds["out of memory"]), ("grader errors", kinds["grader error"])):
+    for label, ids in zip((TROUBLE_LABELS[0].capitalize(), *TROUBLE_LABELS[1:]), kinds.values()):
         named = f" ({', '.join(ids[:12])}{', …' if len(ids) > 12 else ''})" if ids else ""
         said.append(f"{label}: {len(ids)}{named}")
     lead += "; ".join(said) + "."
     out.append(f"<p class='lead'>{esc(lead)} Scores per student: <a href='grades.csv'>grades.csv</a>; "
                "each student's id links to their feedback page.</p>")
     out.append("<nav><a href='#scores'>Scores</a><a href='#checks'>Checks</a><a href='#mistakes'>Mistakes</a>"
-               "<a href='#trouble'>Timed out, crashed, out of memory, errors</a><a href='#time'>Grading time</a></nav>")
+               f"<a href='#trouble'>{TROUBLE_TITLE}</a><a href='#time'>Grading time</a></nav>")
 
     out.append("<h2 id='scores'>How the scores are spread</h2>")
     if kinds["grader error"]:
@@ -298,7 +299,7 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
     else:
         out.append("<p>None diagnosed.</p>")
 
-    out.append("<h2 id='trouble'>Timed out, crashed, out of memory, grader errors</h2>")
+    out.append(f"<h2 id='trouble'>{TROUBLE_TITLE}</h2>")
     if trouble:
         out.append("<table id='incidents'><tr><th>student</th><th>what happened</th><th>in the checks</th>"
                    "<th>the first message</th></tr>")
