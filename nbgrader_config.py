@@ -4,13 +4,21 @@
 #
 # nbgrader reads this file from the current folder only.
 import os
+import sys
 
 from nbgrader.converters import GenerateAssignment
 from nbgrader.preprocessors import ClearSolutions
 
+from autograder.nbgrader.quizrelease import QuizRelease
 from autograder.nbgrader.stubs import ClearSolutionsPerNotebook
 
 c = get_config()  # noqa: F821 (provided by traitlets when it loads this file)
+
+# nbgrader starts programs of its own environment by name (`alembic`, when it creates gradebook.db):
+# find them beside the Python that runs it, also when it is called by its path with no environment active.
+_bin = os.path.dirname(sys.executable)
+if _bin not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")
 
 # The course root is this folder: assignments/ holds the nbgrader source,
 # release/ the student version, gradebook.db the gradebook (not committed).
@@ -47,7 +55,10 @@ c.CourseDirectory.ignore = [
 # nbgrader's default generate_assignment pipeline, so a single
 # `nbgrader generate_assignment attention` (or the formgrader's "Generate"
 # button) gives both notebooks their stubs and records both in the gradebook.
-c.GenerateAssignment.preprocessors = [
+#
+# QuizRelease (first, so that nbgrader records what it builds) builds the quiz
+# in the mode set below, and writes the released quizcheck.py.
+c.GenerateAssignment.preprocessors = [QuizRelease] + [
     ClearSolutionsPerNotebook if pp is ClearSolutions else pp
     for pp in GenerateAssignment.class_traits()["preprocessors"].default()
 ]
@@ -55,6 +66,24 @@ c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedE
 c.ClearSolutionsPerNotebook.notebook_code_stubs = {
     "quiz": {"python": "# YOUR ANSWER HERE"},
 }
+
+# The quiz's mode: the one place it is set (`make release` and
+# `nbgrader generate_assignment` both read it here; the release records it in
+# quiz.ipynb's metadata, where the grader reads it).
+#
+# * "self-check" (formative): quizcheck.py tells students at once whether an
+#   answer is right and why; its digests of the answers can be inverted, so a
+#   self-check quiz's points go to anyone who tries.
+# * "counted": the release holds no key material (no digest, no explanation);
+#   the check cells record the answer and say that the quiz is marked after the
+#   deadline, by the hidden key (autograder/graders/quiz_key.py).
+#
+# shuffle = True shows each question's options in an order drawn from the
+# course secret: set $AUTOGRADER_SECRET when you build the release (make
+# release, nbgrader generate_assignment) to the secret you grade with. The
+# secret is never written into the release.
+c.QuizRelease.mode = "self-check"
+c.QuizRelease.shuffle = False
 
 # Autograding (nbgrader autograde) runs every cell of a submission in a fresh
 # kernel; a grade cell runs the hidden graders for one part, which takes longer

@@ -17,6 +17,7 @@ from .scaling import (
     scaled_dot_product_attention,
     softmax_entropy,
 )
+from .tiles import block_state, merge_states, tiled_attention, tiled_score_bytes
 from .timing import fit_power_law, score_grid_bytes, time_attention, time_call
 
 __all__ = [
@@ -25,5 +26,6 @@ __all__ = [
     "split_heads", "merge_heads", "CausalSelfAttention",
     "sinusoidal_encoding", "position_similarity", "add_positions", "is_permutation_equivariant",
     "score_grid_bytes", "time_call", "time_attention", "fit_power_law",
+    "block_state", "merge_states", "tiled_attention", "tiled_score_bytes",
     "materialized_attention", "CAT_SAT_DOWN_TOKENS", "CAT_SAT_DOWN_QUERIES", "CAT_SAT_DOWN_KEYS",
 ]

@@ -46,6 +46,7 @@ PARTS: tuple[Part, ...] = (
     Part("positions", "attention", ("sinusoidal_encoding", "position_similarity", "add_positions",
                                     "is_permutation_equivariant")),
     Part("timing", "attention", ("score_grid_bytes", "time_call", "time_attention", "fit_power_law")),
+    Part("tiles", "attention", ("block_state", "merge_states", "tiled_attention", "tiled_score_bytes")),
     Part("quiz", "quiz"),
 )
 PART_NAMES: tuple[str, ...] = tuple(p.name for p in PARTS)

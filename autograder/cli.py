@@ -1,4 +1,5 @@
 """python -m autograder grade PATH... --out DIR [--jobs N] [--secret S] [--nbgrader ASSIGNMENT] ...
+   python -m autograder export (--from-grades GRADES_CSV | --nbgrader ASSIGNMENT) --roster CSV [--canvas F] [--moodle F]
 
 Parsing, then calls into the layers below; nothing is decided here. Exit status 0 when every
 submission was graded, whatever the students scored; 1 when some could not be graded (grader
@@ -14,14 +15,18 @@ import sys
 import time
 from pathlib import Path
 
-from . import assignment, reports
+from . import assignment, gradescope, reports
 from .core.batch import ClassRun, LocalPool, grade_class
-from .core.results import Status
-from .core.submission import SubmissionError, submission_id
+from .reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD
+from .core.results import VISIBILITIES, Status, Visibility
+from .gradescope import Settings
+from .core.slots import usable_cpus
+from .core.submission import SubmissionError, safe_id, submission_id, unique_ids
 from .core.worker import WorkerError, WorkerSettings
-from .isolation.limits import Limits
+from .isolation.confinement import keep_memory_private
+from .isolation.limits import BUDGET_SECONDS, Limits
+from .text import printable
 
-DEFAULT_BUDGET_SECONDS = 600.0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,18 +38,32 @@ def _parser() -> argparse.ArgumentParser:
                    help="grade every collected submission of this nbgrader assignment (run in the course root) "
                         "and write the scores into its gradebook")
     g.add_argument("--out", type=Path, required=True, help="folder for the reports")
-    g.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded in parallel (default: cores)")
-    g.add_argument("--secret", default=os.environ.get("AUTOGRADER_SECRET", ""),
-                   help="course secret that seeds every student's inputs (default: $AUTOGRADER_SECRET)")
+    g.add_argument("--jobs", type=int, default=usable_cpus(),
+                   help="submissions graded in parallel (default: the cores this process may use, within its "
+                        "cgroup's CPU quota)")
+    g.add_argument("--secret", default=os.environ.get("AUTOGRADER_SECRET"),
+                   help="course secret that seeds every student's inputs (default: $AUTOGRADER_SECRET; without "
+                        "either, a warning, and an error with --nbgrader)")
     g.add_argument("--parts", default=",".join(assignment.PART_NAMES),
                    help=f"comma-separated parts to grade (default: {','.join(assignment.PART_NAMES)})")
     g.add_argument("--timeout", type=float, default=Limits.call_seconds, metavar="SECONDS",
                    help=f"longest a single call into a submission may run (default: {Limits.call_seconds:g})")
-    g.add_argument("--budget", type=float, default=DEFAULT_BUDGET_SECONDS, metavar="SECONDS",
+    g.add_argument("--budget", type=float, default=BUDGET_SECONDS, metavar="SECONDS",
                    help="longest all calls into one submission may run together; checks left when it is spent "
-                        f"fail as not run (default: {DEFAULT_BUDGET_SECONDS:g})")
+                        f"fail as not run (default: {BUDGET_SECONDS:g})")
+    g.add_argument("--visibility", default="visible", choices=VISIBILITIES,
+                   help="when students see each check in results.json on Gradescope (default: visible)")
+    g.add_argument("--visible", action="append", default=[], metavar="PATTERN",
+                   help="checks shown at once whatever --visibility says: a pattern on '<part>/<check>' "
+                        "(fnmatch, e.g. 'masks/*' or '*: shape*'); repeatable")
     g.add_argument("--force", action="store_true", help="regrade submissions that already have up-to-date reports")
     g.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    g.add_argument("--similarity-threshold", type=_fraction, default=SIMILARITY_THRESHOLD, metavar="FRACTION",
+                   help="the class report lists the pairs of submissions with a part whose code is at least this "
+                        "alike (copydetect's share of one side's code matching the other's, the release's text left "
+                        f"out): worth a look, no penalty (default: {SIMILARITY_THRESHOLD:g})")
+    g.add_argument("--no-similarity", action="store_true",
+                   help="no section of submissions unusually alike in the class report")
     g.add_argument("--dask", metavar="ADDRESS",
                    help="grade on a Dask cluster: tcp://host:port, tls://host:port, a scheduler file, or local:N "
                         "(a LocalCluster of N single-threaded worker processes)")
@@ -54,6 +73,39 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--allow-weak-sandbox", action="store_true",
                    help="grade even where sandboxes could read the reference and the graders (no namespaces): "
                         "only where no student can profit, e.g. grading your own test submissions")
+    e = sub.add_parser("export", help="write the class's grades as the CSV files Canvas and Moodle import")
+    e.add_argument("--from-grades", type=Path, metavar="GRADES_CSV",
+                   help="read the scores from a grading run's grades.csv (or its folder); no late penalties")
+    e.add_argument("--nbgrader", metavar="ASSIGNMENT",
+                   help="read the scores from the gradebook of the nbgrader course in this folder, late penalties "
+                        "applied as `nbgrader export` applies them")
+    e.add_argument("--roster", type=Path, required=True,
+                   help="CSV: id (ours), then name, canvas_id, sis_user_id, sis_login_id, section (Canvas) and/or "
+                        "email, username, idnumber (Moodle)")
+    e.add_argument("--canvas", type=Path, metavar="FILE", help="write Canvas's gradebook import CSV here")
+    e.add_argument("--moodle", type=Path, metavar="FILE", help="write Moodle's grade import CSV here")
+    e.add_argument("--name", help="the LMS's assignment or grade item name (default: the assignment's); for Canvas, "
+                                  "'Name (123)' updates Canvas assignment 123")
+    e.add_argument("--per-part", action="store_true", help="Moodle: also one column (grade item) per part")
+    e.add_argument("--moodle-id", choices=("email", "username", "idnumber"),
+                   help="the roster column Moodle identifies users by (default: the first of these the roster has)")
+    e.add_argument("--moodle-out-of", type=float, metavar="N", help="Moodle: the total rescaled to be out of N")
+    e.add_argument("--skip-unmapped", action="store_true",
+                   help="leave out, with a warning, ids the roster lacks (default: an error that lists them)")
+    z = sub.add_parser("gradescope", help="build the Gradescope autograder zip (or, inside Gradescope, grade an upload)")
+    z.add_argument("--out", type=Path, help="the zip to write, e.g. autograder.zip")
+    z.add_argument("--secret-file", type=Path, help="a file holding the course secret (it goes into the zip)")
+    z.add_argument("--visibility", default=Settings.visibility, choices=VISIBILITIES,
+                   help=f"when students see each check (default: {Settings.visibility})")
+    z.add_argument("--visible", action="append", default=[], metavar="PATTERN",
+                   help="checks students see at once: a pattern on '<part>/<check>' (fnmatch); repeatable")
+    z.add_argument("--max-submissions", type=int, default=0, metavar="N",
+                   help="past N graded uploads, an upload is not graded and the last score stands (default: no limit)")
+    z.add_argument("--timeout", type=float, default=Limits.call_seconds, metavar="SECONDS",
+                   help=f"longest a single call into a submission may run (default: {Limits.call_seconds:g})")
+    z.add_argument("--wheels", type=Path, metavar="DIR",
+                   help="a folder of the locked packages' wheels to put in the zip, so that setup.sh installs offline")
+    z.add_argument("--run", type=Path, metavar="ROOT", help=argparse.SUPPRESS)  # run_autograder's: grade ROOT/submission
     sub.add_parser("bench", add_help=False,
                    help="time nbgrader autograde against this grader on a simulated class (in a checkout; "
                         "`bench --help` for its options)")
@@ -70,15 +122,82 @@ def bench_command(argv: list[str]) -> int:
     return bench_main(argv)
 
 
-def grade_command(args: argparse.Namespace) -> int:
+def export_command(args: argparse.Namespace) -> int:
+    """`export`: the class's grades as the CSV files Canvas and Moodle import (reports/lms.py)."""
+    from .reports import lms
+
+    if not (args.canvas or args.moodle):
+        return _usage("export: give --canvas FILE, --moodle FILE or both")
+    if (args.from_grades is None) == (args.nbgrader is None):
+        return _usage("export: give one of --from-grades DIR/grades.csv and --nbgrader ASSIGNMENT")
+    if args.per_part and not args.moodle:
+        return _usage("export: --per-part is for --moodle (Canvas takes one column per assignment)")
+    targets = [(path, path.resolve()) for path in (args.canvas, args.moodle) if path]
+    grades = args.from_grades / "grades.csv" if args.from_grades and args.from_grades.is_dir() else args.from_grades
+    read = {p.resolve() for p in (args.roster, grades) if p}
+    if len({r for _, r in targets}) < len(targets) or read & {r for _, r in targets}:
+        return _usage("export: --canvas, --moodle, --roster and --from-grades must be different files")
+    try:
+        if args.nbgrader:
+            from .nbgrader.course import CourseError, open_course
+
+            try:
+                course = open_course(args.nbgrader)
+            except CourseError as exc:
+                return _usage(str(exc))
+            scores = lms.scores_from_gradebook(course.db_url, course.coursedir.course_id, args.nbgrader)
+        else:
+            scores = lms.scores_from_grades_csv(args.from_grades)
+        made, warnings = lms.exports(
+            scores, lms.read_roster(args.roster), canvas=bool(args.canvas), moodle=bool(args.moodle),
+            name=args.name or args.nbgrader or assignment.ASSIGNMENT, per_part=args.per_part,
+            moodle_id=args.moodle_id, moodle_out_of=args.moodle_out_of, skip_unmapped=args.skip_unmapped)
+    except lms.ExportError as exc:
+        return _usage(str(exc))
+    for warning in warnings + [w for export in made for w in export.warnings]:
+        print(f"warning: {warning}", file=sys.stderr)
+    for export, (path, _) in zip(made, targets):
+        try:
+            reports.write_atomically(path, export.text)
+        except OSError as exc:
+            return _usage(f"{path}: cannot write it ({exc.strerror or exc})")
+        print(f"{export.lms}: wrote {path} ({export.rows} student(s), out of {lms.score_text(scores.max_score)})")
+    return 0
+
+
+def gradescope_command(args: argparse.Namespace) -> int:
+    """`gradescope`: build the autograder zip (gradescope.py), or run inside it (`--run`)."""
+    if args.run is not None:
+        return gradescope.run(args.run)
+    if args.out is None or args.secret_file is None:
+        return _usage("gradescope: give --out ZIP and --secret-file FILE")
+    settings = gradescope.Settings(args.visibility, tuple(args.visible), max(0, args.max_submissions), args.timeout)
+    try:
+        listing = gradescope.build(args.out, args.secret_file, settings, args.wheels)
+    except gradescope.GradescopeError as exc:
+        return _usage(str(exc))
+    print(f"wrote {args.out}:\n" + "\n".join(listing))
+    print("Upload it as the assignment's autograder (Gradescope: Configure Autograder, zip file upload).")
+    return 0
+
+
+def grade_command(args: argparse.Namespace, started: float) -> int:
     try:
         parts = assignment.parse_parts(args.parts)
     except ValueError as exc:
         return _usage(str(exc))
+    if args.secret is None:
+        if args.nbgrader:
+            return _usage("no course secret: give --secret S or set $AUTOGRADER_SECRET (every student's inputs come "
+                          "from it; --secret '' grades with an empty one, on purpose)")
+        print("warning: no --secret and no $AUTOGRADER_SECRET: every student's inputs come from an empty secret, "
+              "which anyone can reproduce; set one for a course", file=sys.stderr)
+        args.secret = ""
     paths = [(path, submission_id(path)) for path in args.paths]
     problem = _check_paths(paths, args.nbgrader)
     if problem:
         return _usage(problem)
+    paths = _with_ids(paths)
     out = args.out.resolve()
     course_root = Path.cwd().resolve() if args.nbgrader else None  # an nbgrader course's root, normally
     pool = _pool(args, _settings(args, out, paths, course_root))
@@ -95,7 +214,9 @@ def grade_command(args: argparse.Namespace) -> int:
         except CourseError as exc:
             pool.close()
             return _usage(str(exc))
-        paths += [(path, student) for student, path in course.submissions().items()]
+        named = _with_ids(paths + [(path, student) for student, path in course.submissions().items()])
+        folders = {student: sid for (_, sid), student in zip(named[len(paths):], course.submissions())}
+        paths = named
         if not course.submissions() and not args.quiet:
             print(f"no collected submissions of {args.nbgrader!r} in {course.submissions_pattern()} (run "
                   f"`nbgrader collect {args.nbgrader}` or `nbgrader zip_collect {args.nbgrader}` first)", file=sys.stderr)
@@ -107,28 +228,30 @@ def grade_command(args: argparse.Namespace) -> int:
             pool.close()
             pool = _pool(args, _settings(args, out, paths, course.root))
     settings = pool.settings
-    gradebook = _gradebook_writer(course, out, parts)
-    start = time.perf_counter()
+    gradebook = _gradebook_writer(course, out, parts, folders if course is not None else {})
     try:
-        graded = grade_class(ClassRun(paths, out, parts, settings, force=args.force), pool, progress=not args.quiet,
-                             on_result=gradebook.add if gradebook else lambda graded: None)
+        run = ClassRun(paths, out, parts, settings, force=args.force,
+                       visibility=Visibility(args.visibility, tuple(args.visible)),
+                       similarity=None if args.no_similarity else args.similarity_threshold)
+        graded, kept = grade_class(run, pool,
+                                   progress=not args.quiet, on_result=gradebook.add if gradebook else lambda graded: None)
     except WorkerError as exc:
         return _refused(exc)
     if pool.weaknesses:
         print(f"autograder: weaker sandbox on this machine: {'; '.join(sorted(pool.weaknesses))}.", file=sys.stderr)
     failed = any(g.status is Status.GRADER_ERROR for g in graded)
-    if not args.quiet:
-        print(reports.class_table(graded), flush=True)
     gradebook_line = ""
     if course is not None and gradebook is None:
         gradebook_line = "Gradebook: not written (only a full grading, every part, goes into the gradebook)."
     if gradebook is not None:
         written, gradebook_line = gradebook.finish()
         failed |= not written
+        _note_rejected(graded, gradebook.update.rejected, gradebook.folders, out)
     if not args.quiet:
+        print(reports.class_table(graded), flush=True)
         print("\n" + reports.where_reports_are(out, graded, gradebook_line), flush=True)
-        startup = f" (start-up {pool.startup_seconds:.1f} s)" if pool.startup_seconds is not None else ""
-        print(f"Graded {len(graded)} submission(s) in {time.perf_counter() - start:.1f} s{startup}.", flush=True)
+        print(reports.run_summary(len(graded) - len(kept), len(kept), time.monotonic() - started,
+                                  pool.ready_at - started if pool.ready_at is not None else None), flush=True)
     return 1 if failed else 0
 
 
@@ -143,13 +266,27 @@ def _settings(args: argparse.Namespace, out: Path, paths: list[tuple[Path, str]]
                           secrets=tuple(sorted(secrets)), allow_weak=args.allow_weak_sandbox)
 
 
-def _gradebook_writer(course, out: Path, parts: tuple[str, ...]):
-    """With --nbgrader and every part graded: a writer of the gradebook that works while grading goes on."""
+def _gradebook_writer(course, out: Path, parts: tuple[str, ...], folders: dict[str, str]):
+    """With --nbgrader and every part graded: a writer of the gradebook that works while grading goes on;
+    `folders`: each student's reports folder in `out` (their id, made safe)."""
     if course is None or set(parts) != set(assignment.PART_NAMES):
         return None
     from .nbgrader.gradebook import GradebookWriter
 
-    return GradebookWriter(course, out)
+    return GradebookWriter(course, out, folders)
+
+
+def _note_rejected(graded: list, rejected: dict[str, str], folders: dict[str, str], out: Path) -> None:
+    """Submissions nbgrader's converter would not read: graded by us, but the gradebook holds no score;
+    their status says so (grades.csv and the class report written again)."""
+    if not rejected:
+        return
+    why = {folders.get(student, student): reason for student, reason in rejected.items()}
+    for g in graded:
+        if g.id in why:
+            g.problems.append(f"not in the gradebook: nbgrader could not read the notebook ({why[g.id]}); "
+                              "left for manual grading")
+    reports.write_class(graded, out)
 
 
 def _pool(args: argparse.Namespace, settings: WorkerSettings):
@@ -168,11 +305,17 @@ def _check_paths(paths: list[tuple[Path, str]], nbgrader: str | None) -> str:
     for path, _ in paths:
         if not os.path.lexists(path):
             return f"{path}: no such file or folder"
-    ids = [sid for _, sid in paths]
-    clashes = sorted({i for i in ids if ids.count(i) > 1})
-    if clashes:
-        return f"two submissions would share the id(s) {', '.join(clashes)}: rename one"
     return ""
+
+
+def _with_ids(paths: list[tuple[Path, str]]) -> list[tuple[Path, str]]:
+    """Each path with a safe id of its own (two that would share one get `~2`, `~3`...)."""
+    ids = unique_ids([safe_id(name) for _, name in paths])
+    for (path, name), sid in zip(paths, ids):
+        if sid != safe_id(name):
+            print(f"note: {printable(str(path))} is graded as {printable(sid)} ({printable(safe_id(name))} is taken)",
+                  file=sys.stderr)
+    return [(path, sid) for (path, _), sid in zip(paths, ids)]
 
 
 def _refused(exc: WorkerError) -> int:
@@ -186,13 +329,30 @@ def _usage(message: str) -> int:
     return 2
 
 
+def _fraction(text: str) -> float:
+    """A number in (0, 1], for --similarity-threshold."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number above 0 and at most 1 (e.g. 0.75)")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
+    started = time.monotonic()
     sys.dont_write_bytecode = True  # grading writes nothing but its reports
+    keep_memory_private()  # the secret and the roster are in this process's memory
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["bench"]:  # its own options, parsed by tools/bench.py
         return bench_command(argv[1:])
     args = _parser().parse_args(argv)
+    if args.command == "export":
+        return export_command(args)
     try:
-        return grade_command(args)
+        if args.command == "gradescope":
+            return gradescope_command(args)
+        return grade_command(args, started)
     except SubmissionError as exc:
         return _usage(str(exc))

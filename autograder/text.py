@@ -12,3 +12,18 @@ def printable(text: str, limit: int = 200) -> str:
 def points(n: float) -> str:
     """`1 point`, `2 points`, `0.5 points`."""
     return f"{n:g} point" + ("" if n == 1 else "s")
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """`text` as a spreadsheet cell that is never read as a formula (OWASP's CSV injection advice: a
+    leading apostrophe), for the cells of a CSV that hold what a student chose (an id, a message)."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+# The hint of a failed check whose subject was left as released (a question unanswered): no mistake. The graders
+# set it (core.checks), the reports count such checks apart from mistakes; here, where both can read it without
+# importing torch.
+NOT_ATTEMPTED = "not attempted"

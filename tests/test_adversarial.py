@@ -39,12 +39,14 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+import hosts
 from adversarial import installed as installing
 
 pytestmark = pytest.mark.slow
@@ -56,7 +58,8 @@ SOURCE_NOTEBOOK = ROOT / "assignments" / "attention" / "attention.ipynb"
 ALL_PARTS = ("masks", "scaling", "heads", "positions", "timing", "quiz")
 PARTS = ("masks", "scaling", "heads")
 ENGINE_PARTS = ("masks",)
-ENGINE_LIMITS = {"call_seconds": 2.0, "cpu_seconds": 30, "memory_bytes": 2**30, "processes": 64}
+ENGINE_LIMITS = {"call_seconds": 2.0, "cpu_seconds": 30, "memory_bytes": 2**29, "processes": 64}
+SMALL_HOST_MEMORY = 2**27  # the engine cases' memory in a 768 MB container (gradescope): what the pool would give
 TOKEN = str(random.randrange(10**8, 10**9))  # digits: it is also a `sleep` argument
 SECRET = f"s3cr3t-{TOKEN}"
 OTHER_SECRET = f"s3cr3t-{TOKEN[::-1]}"
@@ -66,6 +69,12 @@ INSTALL_MODE = os.environ.get("AUTOGRADER_TEST_INSTALL", "editable")  # "editabl
 DENY_LIST_PROBES = [Path("/opt") / f"adv-{TOKEN}" / "world-readable.txt", Path("/srv") / f"adv-{TOKEN}" / "world-readable.txt"]
 SPOOF = "spoofed_student"
 EMULATE = os.geteuid() == 0 and shutil.which("unshare") is not None  # a normal user, no namespaces: emulated as root
+# Where the grader runs (tests/hosts.py): this machine as it is ("namespaces"), Docker's default privileges,
+# an ordinary user without user namespaces, and Docker's privileges inside Gradescope's default limits.
+# (tests/hosts.py's kind, its limits): a real container started by runc too, where runc is installed.
+HOST_SETUPS = {"namespaces": None, "docker": ("docker", {}), "user": ("user", {}),
+               "gradescope": ("docker", {"cpu": 0.5, "memory": "768M"}), "container": ("runc", {})}
+HOSTS = os.environ.get("AUTOGRADER_TEST_HOSTS", ",".join(HOST_SETUPS)).split(",")
 
 
 @dataclass(frozen=True)
@@ -83,7 +92,7 @@ class Run:
 # hangs on the old engine (a FIFO) is stopped after `wall`, and what it graded until then is kept.
 RUNS = {
     "main": Run(PARTS),
-    "later": Run(("masks", "timing", "quiz"), secret=OTHER_SECRET, wall=240, twins=("base",)),
+    "later": Run(("masks", "positions", "timing", "quiz"), secret=OTHER_SECRET, wall=240, twins=("base",)),
 }
 
 
@@ -108,6 +117,13 @@ class Case:
     links: tuple[tuple[str, str], ...] = ()  # a folder case: (name, target) symbolic links in the folder
     specials: tuple[tuple[str, str], ...] = ()  # a folder case: (name, "fifo" or "socket")
     path_link: str = ""  # the submission PATH itself is a symbolic link to this target
+    file_name: str = ""  # the submission file's name, with \x escapes for bytes that are not UTF-8
+    id: str = ""  # the id the grader must give it (as grades.csv shows it), when not its name
+
+    @property
+    def sid(self) -> str:
+        """The submission id the reports carry."""
+        return self.id or self.name
 
     @property
     def parts(self) -> tuple[str, ...]:
@@ -131,7 +147,8 @@ def _patch_cases() -> list[Case]:
                           patch=text, run=header.get("run", "main"), order=header.get("order", ""),
                           within=float(header.get("within", 0)), problem=header.get("problem", ""),
                           file=header.get("file", ""), links=links, specials=specials,
-                          path_link=header.get("path-link", "")))
+                          path_link=header.get("path-link", ""), file_name=header.get("file-name", ""),
+                          id=header.get("id", "")))
     return cases
 
 
@@ -218,6 +235,10 @@ def _materialize(case: Case, folder: Path, placeholders: dict[str, str]) -> Path
         path = folder / f"{case.name}{Path(target).suffix}"
         path.symlink_to(target)
         return path
+    if case.file_name:  # the name's bytes as they are, UTF-8 or not
+        path = folder / os.fsdecode(case.file_name.encode("latin-1").decode("unicode_escape").encode("latin-1"))
+        path.write_bytes(_source(case, placeholders))
+        return path
     if not case.is_folder:
         path = folder / f"{case.name}{'.ipynb' if case.notebook is not None else '.py'}"
         path.write_bytes(_source(case, placeholders))
@@ -264,13 +285,17 @@ class Grader:
     install: Path  # the folder holding the attention_ref and autograder it grades with
     env: dict[str, str]
     engine_args: list[str] = field(default_factory=list)
+    host: str = "namespaces"
+    prefix: list[str] = field(default_factory=list)  # what runs the grader as on `host` (tests/hosts.py)
+    uid: int = 0  # the uid it runs as there
 
     def engine(self, job: dict, timeout: float = 900) -> dict:
         """A job for tests/adversarial/engine_run.py, the suite's one use of the grader's internals."""
         return self.engine_result(self.engine_start(job), timeout)
 
     def engine_start(self, job: dict) -> subprocess.Popen:
-        process = subprocess.Popen([self.python, str(HERE / "engine_run.py"), *self.engine_args], stdin=subprocess.PIPE,
+        process = subprocess.Popen([*self.prefix, self.python, str(HERE / "engine_run.py"), *self.engine_args],
+                                   stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self.cwd,
                                    env={**self.env, "AUTOGRADER_SECRET": SECRET, "PYTHONDONTWRITEBYTECODE": "1"})
         process.stdin.write(json.dumps(job))
@@ -285,17 +310,27 @@ class Grader:
         return json.loads(stdout)
 
 
-@pytest.fixture(scope="session")
-def grader(tmp_path_factory) -> Grader:
+@pytest.fixture(scope="session", params=HOSTS)
+def grader(tmp_path_factory, request) -> Grader:
+    host = request.param
+    prefix, uid = [], 0
+    if HOST_SETUPS[host] is not None:
+        kind, limits = HOST_SETUPS[host]
+        why = hosts.available(kind) or (hosts.limits_available() if limits else "")
+        if why:
+            pytest.skip(f"cannot emulate {host} here: {why}")
+        prefix = hosts.command(kind, [], **limits)
+        uid = hosts.USER_ID if kind == "user" else 0
     # A normal environment: the grader may not lean on PYTHONDONTWRITEBYTECODE to keep the project clean.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     if INSTALL_MODE == "editable":
-        return Grader(sys.executable, ROOT, ROOT, env)
+        return Grader(sys.executable, ROOT, ROOT, env, host=host, prefix=prefix, uid=uid)
     assert INSTALL_MODE == "wheel", f"AUTOGRADER_TEST_INSTALL={INSTALL_MODE!r}: editable or wheel"
     venv = installing.installed(tmp_path_factory)
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     return Grader(str(venv.python), elsewhere, venv.site,
-                  {k: v for k, v in venv.env().items() if k != "PYTHONDONTWRITEBYTECODE"}, ["--installed"])
+                  {k: v for k, v in venv.env().items() if k != "PYTHONDONTWRITEBYTECODE"}, ["--installed"],
+                  host=host, prefix=prefix, uid=uid)
 
 
 def _start_cli(grader: Grader, paths: list[Path], out: Path, parts=PARTS, timeout: float = 10, secret: str = SECRET,
@@ -303,8 +338,9 @@ def _start_cli(grader: Grader, paths: list[Path], out: Path, parts=PARTS, timeou
                extra: list[str] | None = None) -> subprocess.Popen:
     """A grading run, started."""
     env = {**grader.env, "AUTOGRADER_SECRET": secret, **(env or {})}  # the secret never on a command line
-    command = [*(prefix or []), grader.python, "-m", "autograder", "grade", *map(str, paths), "--out", str(out),
-               "--jobs", "2", "--parts", ",".join(parts), "--timeout", str(timeout), *(["--quiet"] if quiet else []),
+    jobs = "1" if grader.host == "gradescope" else "2"  # half a CPU: one job, as the grader itself would choose
+    command = [*(prefix or grader.prefix), grader.python, "-m", "autograder", "grade", *map(str, paths), "--out", str(out),
+               "--jobs", jobs, "--parts", ",".join(parts), "--timeout", str(timeout), *(["--quiet"] if quiet else []),
                *(extra or [])]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             cwd=grader.cwd, start_new_session=True)
@@ -335,9 +371,27 @@ def _read_reports(out: Path) -> dict[str, dict]:
         rows = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
     else:
         rows = {p.parent.name: json.loads(p.read_text()) for p in out.glob("*/row.json")}
-    results = {sid: out / sid / "results.json" for sid in rows}
+    results = {sid: out / _folder_of(sid) / "results.json" for sid in rows}
     return {sid: {"row": row, "tests": json.loads(results[sid].read_text())["tests"] if results[sid].exists() else []}
             for sid, row in rows.items()}
+
+
+def _reference_lines(install: Path) -> list[str]:
+    """The reference's lines long enough to be unmistakable (what must never reach a sandbox or a report),
+    but those a submission writes too (base.py's own, the cases')."""
+    own = {line.strip() for path in [CORPUS / "base.py", *(HERE / "cases").glob("*.py")]
+           for line in path.read_text().splitlines()}
+    return [line.strip() for path in sorted((install / "attention_ref").glob("*.py"))
+            for line in path.read_text().splitlines() if len(line.strip()) >= 40 and line.strip() not in own]
+
+
+def _hashes(texts: list[str]) -> list[str]:
+    return [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+
+
+def _folder_of(sid: str) -> str:
+    """The reports folder of the id grades.csv shows (a leading apostrophe keeps a formula a text)."""
+    return sid[1:] if sid[:1] == "'" and sid[1:2] in ("=", "+", "-", "@") else sid
 
 
 def _digests(paths: list[Path]) -> dict[Path, str]:
@@ -425,8 +479,9 @@ def _remove_keys() -> list[str]:
 
 @pytest.fixture(scope="session")
 def weaknesses(grader) -> list[str]:
-    """What this machine's sandbox cannot do (nothing, as root or with user namespaces)."""
-    return grader.engine({"op": "weaknesses"})["weaknesses"]
+    """What this host's sandbox cannot do that would let a hostile case harm the machine (nothing: a
+    missing CPU share per sandbox, where cgroups are read-only, harms no one but the slowed submission)."""
+    return [w for w in grader.engine({"op": "weaknesses"})["weaknesses"] if not w.startswith("no CPU share")]
 
 
 @pytest.fixture(scope="session")
@@ -436,10 +491,16 @@ def runs(tmp_path_factory, grader, weaknesses, request) -> dict:
     are removed when the session ends."""
     if weaknesses:  # these cases write into the project, kill processes and fork hundreds of times
         pytest.skip(f"a weaker sandbox here would let hostile cases harm this machine: {'; '.join(weaknesses)}")
-    work = tmp_path_factory.mktemp("adversarial")
+    if grader.host == "namespaces":
+        work = tmp_path_factory.mktemp("adversarial")
+    else:  # somewhere the grader's uid on that host can reach (pytest's folders are root's alone)
+        work = Path(tempfile.mkdtemp(prefix=f"adversarial-{grader.host}-", dir="/tmp"))
+        work.chmod(0o755)
+        request.addfinalizer(lambda: shutil.rmtree(work, ignore_errors=True))
     home, tmpdir = work / "home", work / "tmp"
     for folder in (home / ".config", home / ".ssh", tmpdir):
         folder.mkdir(parents=True)
+        _for_grader(grader, work, folder)
     (home / ".bashrc").write_text("# the grader's home: grading must leave it as it is\n")
     (home / ".ssh" / "id_ed25519").write_text("not a real key\n")
     secret_file = work / "secret" / "course-secret.txt"
@@ -460,11 +521,13 @@ def runs(tmp_path_factory, grader, weaknesses, request) -> dict:
 
     env = {"HOME": str(home), "TMPDIR": str(tmpdir)}
     base_placeholders = {"ROOT": str(ROOT), "HOME": str(home), "TOKEN": TOKEN, "INSTALL": str(grader.install),
-                         "SECRETFILE": str(secret_file), "CALL_SECONDS": f"{ENGINE_LIMITS['call_seconds']:g}"}
+                         "SECRETFILE": str(secret_file), "CALL_SECONDS": f"{ENGINE_LIMITS['call_seconds']:g}",
+                         "REFERENCE_HASHES": json.dumps(sorted(_hashes(_reference_lines(grader.install)))),
+                         "ROSTER_HASHES": "[]"}
     watched = {"project": ROOT, "home": home} | ({"installed": grader.install, "working folder": grader.cwd}
                                                   if grader.install != ROOT else {})
     # Python caches the modules a command imports as it starts, as for any program: that is not grading.
-    warm = subprocess.run([grader.python, "-m", "autograder", "grade", "--help"], capture_output=True, text=True,
+    warm = subprocess.run([*grader.prefix, grader.python, "-m", "autograder", "grade", "--help"], capture_output=True, text=True,
                           cwd=grader.cwd, env={**grader.env, **env}, timeout=300)
     assert warm.returncode == 0, warm.stderr[-3000:]
     trees = {name: _tree(folder) for name, folder in watched.items()}
@@ -473,6 +536,7 @@ def runs(tmp_path_factory, grader, weaknesses, request) -> dict:
 
     honest, honest_out = work / "honest", work / "honest_out"
     honest.mkdir()
+    _for_grader(grader, work, work)
     start = time.perf_counter()
     honest_run = _grade_cli(grader, _write_twins(honest), honest_out, HONEST_PARTS, env=env)
     assert honest_run.returncode == 0, honest_run.stderr[-3000:]
@@ -482,22 +546,27 @@ def runs(tmp_path_factory, grader, weaknesses, request) -> dict:
     # timing studies must have the machine to themselves and cpu_hog, once both are done.
     engine_subs = work / "engine_subs"
     engine_subs.mkdir()
+    _for_grader(grader, work, engine_subs)
     engine_paths = []
     for case in (c for c in CASES if c.runner == "engine"):
         engine_paths += [_materialize(case, engine_subs, {**base_placeholders, "SUBS": str(engine_subs), "OUT": ""}),
                          engine_subs / "base.py"]  # base right after each: a crash must not carry over
     _write_twins(engine_subs)
     engine_start = time.perf_counter()
+    limits = {**ENGINE_LIMITS, **({"memory_bytes": SMALL_HOST_MEMORY} if grader.host == "gradescope" else {})}
     engine_job = grader.engine_start({"op": "grade", "paths": [str(p) for p in engine_paths], "parts": ENGINE_PARTS,
-                                      "secret": SECRET, "limits": ENGINE_LIMITS})
+                                      "secret": SECRET, "limits": limits})
 
-    variants = _start_variants(grader, work / "variants") if EMULATE else {}
+    variants = _start_variants(grader, work / "variants") if EMULATE and grader.host == "namespaces" else {}
 
     cli, graded, seconds, outs = {}, {}, {"honest": honest_seconds}, {}
     for run_name, run in RUNS.items():
         subs, out = work / run_name / "subs", work / run_name / "out"
         subs.mkdir(parents=True)
-        placeholders = {**base_placeholders, "SUBS": str(subs), "OUT": str(out)}
+        _for_grader(grader, work, subs)
+        placeholders = {**base_placeholders, "SUBS": str(subs), "OUT": str(out),
+                        "ROSTER_HASHES": json.dumps(sorted(_hashes([str(out), str(subs), *(str(subs / f"{twin}.py")
+                                                                                            for twin in run.twins)])))}
         first, rest = [], []
         for case in (c for c in CASES if c.runner == "cli" and c.run == run_name):
             (first if case.order == "first" else rest).append(_materialize(case, subs, placeholders))
@@ -533,10 +602,18 @@ def runs(tmp_path_factory, grader, weaknesses, request) -> dict:
     }
 
 
+def _for_grader(grader: Grader, work: Path, folder: Path) -> None:
+    """`folder`, and those between it and `work`, the grader's own on its host (to write its reports in)."""
+    if grader.uid:
+        for path in (folder, *[p for p in folder.parents if work in p.parents or p == work]):
+            os.chown(path, grader.uid, grader.uid)
+
+
 def _start_variants(grader: Grader, folder: Path) -> dict[str, tuple[subprocess.Popen, Path]]:
-    """Grading as a normal user (uid 1000 in a user namespace of its own) and as root of a container that allows
-    no new namespaces (refused, then allowed with --allow-weak-sandbox): small classes, part masks, started
-    to run beside the main run. Returns each run's process and --out folder."""
+    """Grading as a normal user (uid 1000 in a user namespace of its own), as root of a container that allows
+    no new namespaces (Landlock confines the sandboxes), and where neither namespaces nor Landlock can be had
+    (refused, then allowed with --allow-weak-sandbox): small classes, part masks, started to run beside the
+    main run. Returns each run's process and --out folder."""
     started = {}
     normal_user = folder / "normal user"
     paths = _small_class(normal_user, ["read_secrets", "kill_everything"], {
@@ -545,12 +622,19 @@ def _start_variants(grader: Grader, folder: Path) -> dict[str, tuple[subprocess.
     started["normal user"] = (_start_cli(grader, paths, normal_user / "out", parts=("masks",),
                                          prefix=["unshare", "--user", "--map-user=1000", "--map-group=1000"]),
                               normal_user / "out")
-    paths = _small_class(folder / "no namespaces", [], {})
+    paths = _small_class(folder / "no namespaces", ["read_secrets"], {
+        "ROOT": str(ROOT), "OUT": str(folder / "no namespaces" / "out"), "SUBS": str(folder / "no namespaces" / "subs"),
+        "TOKEN": TOKEN, "HOME": str(Path.home()), "INSTALL": str(grader.install)})
     forbid = "; ".join(f"echo 0 > /proc/sys/user/max_{kind}_namespaces" for kind in ("pid", "mnt", "net", "ipc", "user"))
     prefix = ["unshare", "--user", "--map-root-user", "sh", "-c", f'{forbid}; exec "$@"', "sh"]
-    for name, extra in (("no namespaces", []), ("no namespaces, allowed", ["--allow-weak-sandbox"])):
-        out = folder / name.replace(",", "") / "out"
-        started[name] = (_start_cli(grader, paths, out, parts=("masks",), prefix=prefix, extra=extra), out)
+    started["no namespaces"] = (_start_cli(grader, paths, folder / "no namespaces" / "out", parts=("masks",),
+                                           prefix=prefix, quiet=False), folder / "no namespaces" / "out")
+    if not hosts.available("nolandlock"):
+        paths = _small_class(folder / "neither", [], {})
+        for name, extra in (("neither", []), ("neither, allowed", ["--allow-weak-sandbox"])):
+            out = folder / name.replace(",", "") / "out"
+            started[name] = (_start_cli(grader, paths, out, parts=("masks",), prefix=hosts.command("nolandlock", []),
+                                        extra=extra, quiet=False), out)
     return started
 
 
@@ -565,11 +649,11 @@ def _results(runs: dict, name: str) -> list[dict]:
     case = BY_NAME[name]
     if case.runner == "engine":
         return next(r["tests"] for r in runs["engine"]["results"] if r["id"] == name)
-    return runs["graded"][case.run][name]["tests"]
+    return runs["graded"][case.run][case.sid]["tests"]
 
 
 def _row(runs: dict, name: str) -> dict:
-    return runs["graded"][BY_NAME[name].run][name]["row"]
+    return runs["graded"][BY_NAME[name].run][BY_NAME[name].sid]["row"]
 
 
 def _subject(check_name: str) -> set[str]:
@@ -599,7 +683,8 @@ def test_grader_exits_0_with_every_hostile_submission(runs, run_name):
     assert run.returncode is not None, f"the {run_name} run was still going after {RUNS[run_name].wall:g} s: it hung"
     graded = runs["graded"][run_name]
     twins = {f"{c.name}__twin" for c in CASES if c.earns == "as twin" and c.run == run_name}
-    assert set(graded) == {*RUNS[run_name].twins, *twins, *(c.name for c in CASES if c.runner == "cli" and c.run == run_name)}
+    assert set(graded) == {*RUNS[run_name].twins, *twins, *(c.sid for c in CASES if c.runner == "cli" and c.run == run_name)}, \
+        run.stderr[-3000:]
     statuses = {sid: entry["row"]["status"] for sid, entry in graded.items()}
     errors = {sid for sid, status in statuses.items() if status.startswith("grader error")}
     known = {c.name for c in CASES if c.known_issue}
@@ -629,7 +714,7 @@ def test_honest_submissions_keep_exactly_their_results(runs, run_name):
 def test_case_earns_nothing_unearned(runs, name):
     case = BY_NAME[name]
     if case.runner == "cli":
-        assert name in runs["graded"][case.run], f"{name} was never graded (did its run hang?)"
+        assert case.sid in runs["graded"][case.run], f"{name} was never graded as {case.sid} (did its run hang?)"
         assert not _row(runs, name)["status"].startswith("grader error"), _row(runs, name)
     tests = _results(runs, name)
     base = {n: t["score"] for n, t in _honest(runs, "base", case.parts).items()}
@@ -697,7 +782,8 @@ def test_sandbox_hides_the_graders_the_answers_and_the_secret(runs):
     assert not leaks, leaks
     assert found["secret"] == [], found["secret"]
     assert found["memory scanned MB"] > 0
-    assert found["visible pids"] == [1], found["visible pids"]
+    # its own PID namespace (pid 1 its loaded code, the part's process forked from it), or no /proc (Landlock)
+    assert set(found["visible pids"]) <= {1, 2}, found["visible pids"]
     assert set(found["home listing"]) <= _python_in_home(), found["home listing"]
     everything = "\n".join(p.read_text(errors="replace") for out in runs["outs"].values() for p in out.rglob("*") if p.is_file())
     assert SECRET not in everything and OTHER_SECRET not in everything
@@ -806,6 +892,83 @@ def test_a_reference_part_cannot_be_smuggled_between_parts(runs):
     assert "not implemented" in heads[0]["output"]
 
 
+def test_no_sandbox_holds_reference_code(runs, grader):
+    """The other parts' names are served by the grader: a sandbox that searches itself (the frames above its
+    code, every object, linecache) finds no line of the reference, and no function whose code is not its own;
+    and no report of any run holds a line of the reference."""
+    found = _probe(_results(runs, "hunt_reference_code"))
+    assert found["reference lines at load"] == 0 and found["reference lines"] == 0, found["sample"]
+    assert found["functions not its own"] == [], found["functions not its own"]
+    lines = set(_reference_lines(grader.install))
+    for out in runs["outs"].values():
+        for report in out.rglob("*"):
+            if report.is_file():
+                leaked = [line for line in lines if line in report.read_text(errors="replace")]
+                assert not leaked, f"{report}: {leaked[:5]}"
+
+
+def test_a_sandbox_can_signal_nothing_outside_itself(runs):
+    """Not the grader, not another sandbox, not the machine: its own PID namespace, or Landlock's scope."""
+    assert _probe(_results(runs, "signal_probe"))["signalable outside"] == []
+
+
+def test_no_sandbox_holds_the_class_roster(runs):
+    """What the zygote is told (and every sandbox inherits) names no classmate, no reports folder."""
+    assert _probe(_results(runs, "hunt_roster"))["roster paths"] == []
+
+
+def test_ids_are_data(runs):
+    """Odd file names get ids that stay one folder inside --out, stay readable, never clash with the run's
+    own files and are no formula in grades.csv; nothing is written beside --out."""
+    out = runs["outs"]["main"]
+    for case in (c for c in CASES if c.file_name):
+        assert (out / _folder_of(case.sid) / "results.json").is_file(), case.sid
+    assert (out / "grades.csv").is_file() and (out / "class_report.html").is_file()
+    assert sorted(p.name for p in out.parent.iterdir()) == ["out", "subs"], "something was written beside --out"
+    rows = (out / "grades.csv").read_text(encoding="utf-8").splitlines()
+    assert not [r for r in rows if r[:1] in ("=", "+", "-", "@")], "a formula in grades.csv"
+
+
+def test_the_class_report_shows_only_what_the_graders_decided(runs):
+    """An exception message that reads like a diagnosis and a timeout is shown to its student, never counted."""
+    page = (runs["outs"]["main"] / "class_report.html").read_text()
+    page = re.sub(r"<pre>.*?</pre>", "", page, flags=re.S)  # but the students' code, shown as code beside a look-alike's
+    assert f"forged diagnosis {TOKEN}" not in page
+    incidents = re.findall(r"<tr class='incident'[^>]*data-student='([^']*)'", page)
+    assert "forged_diagnosis" not in incidents, incidents
+
+
+# case -> the kinds of tampering the grader must count for it: from its code, or from what its process sent
+TAMPERING = {"monkeypatch_comparisons": {"patches"}, "fake_all_passed": {"fake results"},
+             "write_outside_scratch": {"writes"}, "fork_storm": {"processes"}, "read_secrets": {"imports"},
+             "smuggle_reference": {"hidden code"}, "forged_replies": {"forged messages"},
+             "forged_callbacks": {"forged messages"}, "forged_breach_reply": {"forged messages"}}
+
+
+def test_each_kind_of_tampering_is_counted_and_honest_work_counts_none(runs):
+    """grades.csv's tampering column and the class report's section, from what the grader saw itself."""
+    for name, kinds in TAMPERING.items():
+        cell = _row(runs, name)["tampering"]
+        counted = {entry.rsplit(" ", 1)[0] for entry in cell.split("; ") if entry}
+        assert kinds <= counted, (name, cell)
+        page = (runs["outs"][BY_NAME[name].run] / "class_report.html").read_text()
+        assert f"<tr class='tampering' data-student='{BY_NAME[name].sid}'" in page, name
+    for run_name, run in RUNS.items():
+        for sid in run.twins:
+            assert runs["graded"][run_name][sid]["row"]["tampering"] == "", (run_name, sid)
+
+
+def test_no_constant_passes_a_check_of_measured_or_sampled_values(runs):
+    """A timer that calls fn as often as it should but returns a fixed 5 ms, and a spread returned without
+    drawing, fail the checks of what they return."""
+    timing = {t["name"].split(": ", 1)[1]: t["score"] for t in _results(runs, "timing_constant_seconds")
+              if t["name"].startswith("timing/time_call")}
+    assert timing["calls fn warmup + repeats times"] > 0
+    assert {n: s for n, s in timing.items() if n != "calls fn warmup + repeats times" and s}  == {}, timing
+    spread = [t for t in _results(runs, "spread_without_sampling") if "dot_product_spread" in t["name"]]
+    assert spread and not any(t["score"] for t in spread if "about" in t["name"]), spread
+
+
 def test_notebook_problems_are_reported(runs):
     problems = {sid: runs["graded"]["main"][sid]["row"]["status"]
                 for sid in ("nb_corrupt_json", "nb_deleted_and_duplicated_cells")}
@@ -818,9 +981,17 @@ def test_notebook_problems_are_reported(runs):
 
 
 FACTS = """
-import os, socket, subprocess
+import ctypes, os, socket, subprocess
+def _status():
+    try:
+        return dict(line.split(":\\t", 1) for line in open("/proc/self/status").read().splitlines() if ":\\t" in line)
+    except OSError:  # Landlock's view: a forked part's own /proc entry is not in it
+        libc = ctypes.CDLL(None, use_errno=True)
+        header, data = (ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)()
+        libc.capget(ctypes.byref(header), ctypes.byref(data))
+        return {"CapEff": f"{data[3]:08x}{data[0]:08x}", "NoNewPrivs": str(libc.prctl(39, 0, 0, 0, 0))}
 def facts():
-    status = dict(line.split(":\\t", 1) for line in open("/proc/self/status").read().splitlines() if ":\\t" in line)
+    status = _status()
     try:
         socket.create_connection(("127.0.0.1", 22), timeout=1)
         network = "connected"
@@ -844,14 +1015,18 @@ def test_spawning_a_sandbox_stays_cheap(sandbox_facts):
     assert statistics.median(times[1:]) < 0.1, times
 
 
-def test_a_sandbox_has_no_capabilities_and_no_network(sandbox_facts):
-    if sandbox_facts["weaknesses"]:
-        pytest.skip(f"weaker sandbox here: {sandbox_facts['weaknesses']}")
+def test_a_sandbox_has_no_capabilities_and_no_network(sandbox_facts, grader):
+    weak = [w for w in sandbox_facts["weaknesses"] if not w.startswith("no CPU share")]
+    if weak:
+        pytest.skip(f"weaker sandbox here: {weak}")
     facts = sandbox_facts["facts"]
     assert facts["CapEff"] == "0000000000000000" and facts["NoNewPrivs"] == "1", facts
-    assert "CapEff:\t0000000000000000" in facts["shell"], facts  # a program it runs gets no capability back
-    assert facts["pid"] == 1 and facts["network"] != "connected", facts
-    if os.geteuid() == 0:
+    # a program it runs gets no capability back (where it may read its own /proc entry: not under Landlock)
+    assert "CapEff:\t0000000000000000" in facts["shell"] or "CapEff" not in facts["shell"], facts
+    assert facts["network"] != "connected", facts
+    # its own PID namespace: pid 1 is its loaded code, and a part runs in a process forked from that
+    assert facts["pid"] in (1, 2) or grader.host != "namespaces", facts
+    if grader.uid == 0 and os.geteuid() == 0:
         assert facts["uid"] not in (0, os.getuid()), facts  # a uid of its own
 
 
@@ -869,7 +1044,7 @@ def base_alone(runs) -> list[dict]:
 @needs_root
 def test_as_a_normal_user_the_sandbox_still_isolates(runs, base_alone):
     """A normal user (uid 1000 in a user namespace of its own) gets user and PID namespaces: the same protection."""
-    run, out = runs["variants"]["normal user"]
+    run, out = _variants(runs)["normal user"]
     assert run.returncode == 0, run.stderr[-3000:]
     assert "weaker sandbox" not in run.stderr, run.stderr
     graded = _read_reports(out)
@@ -882,15 +1057,39 @@ def test_as_a_normal_user_the_sandbox_still_isolates(runs, base_alone):
 
 
 @needs_root
-def test_without_namespaces_grading_is_refused_unless_allowed(runs, base_alone):
-    """Root of a container that allows no new namespaces, where a sandbox could read the reference and the
-    graders: grading is refused (exit status 3, saying why) unless --allow-weak-sandbox, and then it works,
-    says so once on stderr, and gives the same scores."""
-    (refused, refused_out), (allowed, out) = runs["variants"]["no namespaces"], runs["variants"]["no namespaces, allowed"]
+def test_without_namespaces_landlock_confines_the_sandboxes(runs, base_alone):
+    """Root of a container that allows no new namespaces: each sandbox confines itself with Landlock, the
+    run's first lines say so, nothing leaks, and the scores are the same."""
+    variants = _variants(runs)
+    run, out = variants["no namespaces"]
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "isolation: Landlock" in run.stderr.splitlines()[0], run.stderr[:1000]
+    graded = _read_reports(out)
+    assert graded["base"]["tests"] == base_alone
+    found = _probe(graded["read_secrets"]["tests"])
+    assert not {k: v for k, v in found.items() if isinstance(v, str) and not v.startswith("no")}, found
+    assert found["secret"] == [], found
+
+
+@needs_root
+def test_without_namespaces_or_landlock_grading_is_refused_unless_allowed(runs, base_alone):
+    """Where a sandbox could read the reference and the graders (no namespaces, no Landlock): grading is
+    refused (exit status 3, saying why) unless --allow-weak-sandbox, and then it works, says so, and gives
+    the same scores."""
+    variants = _variants(runs)
+    if "neither" not in variants:
+        pytest.skip("this machine cannot emulate a host without Landlock")
+    (refused, refused_out), (allowed, out) = variants["neither"], variants["neither, allowed"]
     assert refused.returncode == 3 and "refused" in refused.stderr, (refused.returncode, refused.stderr[-3000:])
     assert not (refused_out / "base").exists(), "a submission was graded where grading was refused"
     assert allowed.returncode == 0, allowed.stderr[-3000:]
-    assert allowed.stderr.count("weaker sandbox") == 1, allowed.stderr
+    assert "isolation: none" in allowed.stderr, allowed.stderr
     graded = _read_reports(out)
     assert graded["base"]["tests"] == base_alone
     assert graded["buggy_masks_fill_zero"]["row"]["status"] == "graded"
+
+
+def _variants(runs: dict) -> dict:
+    if not runs["variants"]:
+        pytest.skip("the emulated variants run beside the main run of this machine's own host only")
+    return runs["variants"]

@@ -4,6 +4,7 @@ with temporary certificates), and with a worker killed in the middle of grading.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -172,3 +173,27 @@ def test_mutual_tls_with_temporary_certificates(subs, on_one_machine, tmp_path):
         assert refused.returncode != 0
     finally:
         cluster.close()
+
+
+# adversarial cases (tests/adversarial/cases, patches of base.py) whose forged messages and student-sized
+# data the cluster's workers must treat as the student's failure, as the local pool does
+HOSTILE = ("forged_breach_reply", "forged_replies", "forged_callbacks", "shape_of_many_ints", "huge_parameter_shapes")
+
+
+def test_forged_messages_on_a_cluster_cost_only_their_author(tmp_path):
+    subs = tmp_path / "subs"
+    _class(subs, n_base=1)
+    base = (CORPUS / "base.py").read_text()
+    for name in HOSTILE:
+        (subs / f"{name}.py").write_text(base + "\n\n" + (CORPUS.parent / "adversarial" / "cases" / f"{name}.py").read_text())
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", *sorted(map(str, subs.glob("*.py"))), "--out",
+                          str(out), "--parts", "masks,heads,timing", "--quiet", "--dask", "local:2", "--timeout", "20"],
+                         env={**os.environ, "AUTOGRADER_SECRET": SECRET}, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = {row["submission"]: row for row in csv.DictReader((out / "grades.csv").open())}
+    assert set(rows) >= {"base0", *HOSTILE}, sorted(rows)
+    assert not [sid for sid, row in rows.items() if row["status"].startswith("grader error")], rows
+    assert float(rows["base0"]["total"]) == float(rows["base0"]["max"]), rows["base0"]
+    forged = {sid for sid, row in rows.items() if "forged messages" in row["tampering"]}
+    assert {"forged_breach_reply", "forged_replies", "forged_callbacks"} <= forged, {s: rows[s]["tampering"] for s in rows}

@@ -1,9 +1,11 @@
 """The graders proven on known submissions, through the command line a course would use.
 
 Every valid variant must score full marks; every buggy one must lose points in
-its own part only, with its docs/mistakes.md hint in the feedback; an all-stubs
-submission scores 0 everywhere without a grader error; a submission with one
-part done gets full marks on that part alone.
+its own part only, and every check it fails there must name one and the same
+likely mistake, its docs/mistakes.md hint (the `hint` of each failed check's
+result is exactly the variant's `# hint:` header); an all-stubs submission scores
+0 everywhere without a grader error; a submission with one part done gets full
+marks on that part alone.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import torch
 from tools.demo import stubbed
 
 CORPUS = Path(__file__).parent / "corpus"
-PARTS = ("masks", "scaling", "heads", "positions", "timing")
+PARTS = ("masks", "scaling", "heads", "positions", "timing", "tiles")
 
 
 def _header(path: Path) -> dict[str, str]:
@@ -45,13 +47,16 @@ def variant_module(base: str, patch: str) -> str:
 
 
 VALUE_PARTS = ("masks", "scaling", "heads", "positions")
+# Graded only where they tell something (the timing part's checks wait on the clock, the tiles part's compute at
+# a large T): on base.py, the stubs, the one-part submission and the part's own variants. Another part's variant
+# cannot change them: when a part is graded, the reference stands in for every other part's names.
+COSTLY_PARTS = ("timing", "tiles")
 
 
 @pytest.fixture(scope="session")
 def graded(tmp_path_factory) -> dict[str, dict]:
     """Grade the whole corpus through the grader's command line: every submission on the value parts,
-    and (the timing part's checks wait on the clock, so only where they tell something) base.py, the
-    stubs and the timing variants on the timing part too."""
+    and base.py, the stubs and each costly part's own variants on that part."""
     folder = tmp_path_factory.mktemp("corpus")
     base = (CORPUS / "base.py").read_text()
     (folder / "base.py").write_text(base)
@@ -61,9 +66,12 @@ def graded(tmp_path_factory) -> dict[str, dict]:
     masks_names = {"causal_average", "causal_mask", "padding_mask", "apply_mask", "combine_masks"}
     (folder / "only_masks.py").write_text(stubbed(base, keep=frozenset(masks_names)))
     everyone = sorted(map(str, folder.glob("*.py")))
-    timed = [p for p in everyone if "__timing_" in p or Path(p).stem in ("base", "all_stubs", "only_masks")]
+    runs = [(everyone, VALUE_PARTS, folder / "out")]
+    for part in COSTLY_PARTS:
+        own = [p for p in everyone if f"__{part}_" in p or Path(p).stem in ("base", "all_stubs", "only_masks")]
+        runs.append((own, (part,), folder / f"out-{part}"))
     merged: dict[str, dict] = {}
-    for paths, parts, out in ((everyone, VALUE_PARTS, folder / "out"), (timed, ("timing",), folder / "out-timing")):
+    for paths, parts, out in runs:
         run = subprocess.run([sys.executable, "-m", "autograder", "grade", *paths, "--out", str(out), "--secret", "corpus",
                               "--parts", ",".join(parts), "--quiet"], capture_output=True, text=True, timeout=3000)
         assert run.returncode == 0, run.stderr[-3000:]
@@ -105,10 +113,43 @@ def test_variant(graded, variant):
         got, most = scores[own]
         assert got < most, f"{variant.stem} lost no points in {own}"
         assert header["hint"] in _failures(entry, own), f"hint {header['hint']!r} missing from:\n" + _failures(entry, own)
+        named = _hints(entry, own)
+        assert named == {header["hint"]}, (f"{variant.stem}: its failed {own} checks name {sorted(named)}, not just "
+                                           f"{header['hint']!r}:\n" + _failures(entry, own))
+
+
+def _failed(entry: dict, part: str) -> list[dict]:
+    return [t for t in entry["results"]["tests"] if t["name"].startswith(part + "/") and t["status"] == "failed"]
 
 
 def _failures(entry: dict, part: str) -> str:
-    return "\n".join(t["output"] for t in entry["results"]["tests"] if t["name"].startswith(part + "/") and t["status"] == "failed")
+    return "\n".join(t["output"] for t in _failed(entry, part))
+
+
+def _hints(entry: dict, part: str) -> set[str]:
+    """The distinct likely mistakes (CheckResult.hint, "" for none) of the part's failed checks."""
+    return {(t.get("extra_data") or {}).get("hint", "") for t in _failed(entry, part)}
+
+
+def test_one_likely_mistake_per_buggy_variant(graded, capsys):
+    """The corpus at a glance: for each buggy variant, its score in its part, how many checks it fails and the
+    likely mistakes they name (one, its header's, or the row is marked). Printed (run with -s to see it)."""
+    rows, wrong = [], []
+    for variant in sorted((CORPUS / "buggy").glob("*.py")):
+        header = _header(variant)
+        if header.get("needs") == "cuda" and not torch.cuda.is_available():
+            continue
+        entry = graded[f"buggy__{variant.stem}"]
+        got, most = _part_scores(entry)[header["part"]]
+        named = sorted(_hints(entry, header["part"]))
+        ok = named == [header["hint"]]
+        wrong += [] if ok else [variant.stem]
+        rows.append(f"{'ok ' if ok else 'BAD'} {variant.stem:42} {got:>4g}/{most:<3g} "
+                    f"{len(_failed(entry, header['part'])):>2} failed  {' | '.join(named) or '(none)'}")
+    table = "\n".join(rows)
+    with capsys.disabled():
+        print(f"\n{len(rows)} buggy variants, the likely mistakes their failed checks name:\n{table}")
+    assert not wrong, table
 
 
 def test_all_stubs_score_zero_with_plain_messages(graded):

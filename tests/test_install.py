@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "gradescope-course-secret"
-CODED_PARTS = ("masks", "scaling", "heads", "positions", "timing")  # what base.py answers (not the quiz)
+CODED_PARTS = ("masks", "scaling", "heads", "positions", "timing", "tiles")  # what base.py answers (not the quiz)
 IMPORTS = """
 import importlib
 

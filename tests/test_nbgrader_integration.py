@@ -41,7 +41,7 @@ ASSIGNMENT = C.ASSIGNMENT
 # that grades it: hostile ones are for our grader only, see the demo test).
 STUDENTS = ("ada", "ben", "cleo", "eli", "hana")
 SECRET = "integration"
-PART_POINTS = {"masks": 20, "scaling": 20, "heads": 20, "positions": 15, "timing": 15, "quiz": 18}
+PART_POINTS = {"masks": 20, "scaling": 20, "heads": 20, "positions": 15, "timing": 15, "tiles": 15, "quiz": 22}
 
 
 def demo_students(names) -> list:
@@ -184,7 +184,8 @@ def test_autograded_notebooks_show_the_checks(course, graded):
     nb = nbformat.read(notebook, as_version=4)
     cells = {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells
              if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")}
-    assert sorted(cells) == ["grade-heads", "grade-masks", "grade-positions", "grade-scaling", "grade-timing"]
+    assert sorted(cells) == ["grade-heads", "grade-masks", "grade-positions", "grade-scaling", "grade-tiles",
+                             "grade-timing"]
     masks = cells["grade-masks"]
     assert "grade_part(" in masks.source  # hidden tests restored from the gradebook, as autograde does
     text = "".join(o.text for o in masks.outputs if o.output_type == "stream")
@@ -208,13 +209,20 @@ def test_rerun_regrades_only_resubmissions(course, graded):
     out, _ = graded
     before = {s: (out / s / "results.json").stat().st_mtime for s in STUDENTS}
     scores_before = C.gradebook_part_scores(course.root / "gradebook.db")
-    touched = course.root / "submitted" / "ben" / ASSIGNMENT / "quiz.ipynb"
     later = max(before.values()) + 60
-    os.utime(touched, (later, later))  # as a later `nbgrader collect --update` would leave it
+    for student in STUDENTS:  # as a later `nbgrader collect --update` leaves every file: newer, mostly the same
+        for notebook in (course.root / "submitted" / student / ASSIGNMENT).glob("*.ipynb"):
+            os.utime(notebook, (later, later))
+    resubmitted = course.root / "submitted" / "ben" / ASSIGNMENT / "quiz.ipynb"
+    notebook = json.loads(resubmitted.read_text())
+    answer = [c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("solution")][-1]
+    answer["source"] = "".join(answer["source"]) + "\n# resubmitted\n"  # a change the grader reads: an answer cell
+    resubmitted.write_text(json.dumps(notebook))
     proc = C.grade_course(course, out, "--secret", SECRET)
     assert proc.returncode == 0, proc.stderr[-3000:]
     after = {s: (out / s / "results.json").stat().st_mtime for s in STUDENTS}
     assert [s for s in STUDENTS if after[s] != before[s]] == ["ben"]
+    assert f"1 submission(s) graded, {len(STUDENTS) - 1} reused" in proc.stderr, proc.stderr[-2000:]
     assert C.gradebook_part_scores(course.root / "gradebook.db") == scores_before
 
 
@@ -237,6 +245,28 @@ def test_ungraded_submissions_wait_for_a_person(course, graded, tmp_path):
         assert grades and all(g.auto_score is None and g.needs_manual_grade for g in grades)
         ada = gb.find_submission(ASSIGNMENT, "ada")
         assert ada.score == sum(PART_POINTS.values())
+
+
+def test_a_notebook_nbgrader_refuses_costs_only_its_own_gradebook_entry(course, graded, tmp_path):
+    """One answer cell whose nbgrader metadata says schema_version 99 stops nbgrader's converter for the
+    whole batch; the gradebook writer tries the others one by one: they are written, the one it refuses
+    waits for a person, its status says why, and the run's exit status is 0."""
+    out, _ = graded
+    copy = C.Course.open(tmp_path / "copy", course.course_id)
+    shutil.copytree(course.work, copy.work, symlinks=True)
+    notebook = copy.root / "submitted" / "cleo" / ASSIGNMENT / "attention.ipynb"
+    data = json.loads(notebook.read_text())
+    answer = next(c for c in data["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("solution"))
+    answer["metadata"]["nbgrader"]["schema_version"] = 99
+    notebook.write_text(json.dumps(data))
+    proc = C.grade_course(copy, copy.work / "reports", "--secret", SECRET, "--force")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    scores = C.gradebook_part_scores(copy.root / "gradebook.db")
+    assert all(scores[s] == C.gradebook_part_scores(course.root / "gradebook.db")[s] for s in STUDENTS if s != "cleo")
+    assert set(scores.get("cleo", {}).values()) <= {None}, scores.get("cleo")
+    rows = {r["submission"]: r for r in read_csv(copy.work / "reports" / "grades.csv")}
+    assert "not in the gradebook" in rows["cleo"]["status"] and rows["ada"]["status"] == "graded"
+    assert "cleo" in proc.stderr and "manual grading" in proc.stderr
 
 
 def test_the_converter_shares_one_database_engine(course, graded, tmp_path, monkeypatch):
@@ -280,14 +310,14 @@ def test_student_code_cannot_see_the_course(course):
 
 def test_not_a_course(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert cli_main(["grade", "--nbgrader", ASSIGNMENT, "--out", str(tmp_path / "out")]) == 2
+    assert cli_main(["grade", "--nbgrader", ASSIGNMENT, "--out", str(tmp_path / "out"), "--secret", "x"]) == 2
     assert "no nbgrader_config.py" in capsys.readouterr().err
 
 
 def test_assignment_never_generated(tmp_path, monkeypatch, capsys):
     root = C.make_course_root(tmp_path / "course", course_id="x", exchange=tmp_path / "exchange")
     monkeypatch.chdir(root)
-    assert cli_main(["grade", "--nbgrader", ASSIGNMENT, "--out", str(tmp_path / "out")]) == 2
+    assert cli_main(["grade", "--nbgrader", ASSIGNMENT, "--out", str(tmp_path / "out"), "--secret", "x"]) == 2
     assert "nbgrader generate_assignment" in capsys.readouterr().err
 
 

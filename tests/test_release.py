@@ -130,8 +130,8 @@ def test_solution_sources_are_up_to_date():
         new, old = rel.solution_notebook(SOURCE / name), read(SOLUTIONS / name)
         view = lambda nb: [(c.get("id"), c.cell_type, c.source) for c in nb.cells]  # noqa: E731
         assert view(old) == view(new), f"solutions/{ASSIGNMENT}/{name} drifted from assignments/: {HINT}"
-    for helper in rel.HELPERS:
-        assert (SOLUTIONS / helper).read_text(encoding="utf-8") == rel.generated_text(SOURCE / helper), (
+    for helper in rel.HELPERS:  # as they ship: the source, quizcheck.py's quiz data filled in by the build
+        assert (SOLUTIONS / helper).read_text(encoding="utf-8") == rel.helper_text(SOURCE, helper), (
             f"solutions/{ASSIGNMENT}/{helper} differs from assignments/: {HINT}")
 
 
@@ -358,12 +358,16 @@ def test_release_has_no_quiz_answers(fresh_release):
 def test_one_run_equals_two_plain_nbgrader_runs(tmp_path, fresh_release):
     """The per-notebook stub is nbgrader's own ClearSolutions: two plain
     nbgrader passes, one per notebook with its own code_stub, give the same
-    release (and the second pass keeps the first notebook)."""
+    release (and the second pass keeps the first notebook). Both have the
+    quiz's build step (QuizRelease, in its default mode) in front."""
     root = make_course(tmp_path / "plain")
     plain = "\n".join([
+        'from nbgrader.converters import GenerateAssignment',
+        'from autograder.nbgrader.quizrelease import QuizRelease',
         'c = get_config()',
         'c.CourseDirectory.source_directory = "assignments"',
         'c.CourseDirectory.release_directory = "release"',
+        'c.GenerateAssignment.preprocessors = [QuizRelease] + GenerateAssignment.class_traits()["preprocessors"].default()',
         'c.ClearSolutions.code_stub = {"python": %r}',
     ])
     stubs = {"attention": "# YOUR CODE HERE\nraise NotImplementedError()", "quiz": "# YOUR ANSWER HERE"}
@@ -373,10 +377,7 @@ def test_one_run_equals_two_plain_nbgrader_runs(tmp_path, fresh_release):
     out = root / "release" / ASSIGNMENT
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in fresh_release.iterdir())
     for path in sorted(fresh_release.iterdir()):
-        if path.suffix == ".ipynb":
-            assert filecmp.cmp(path, out / path.name, shallow=False), path.name
-        else:  # `make release` adds the line that says a helper is generated
-            assert path.read_text(encoding="utf-8") == rel.generated_text(out / path.name), path.name
+        assert filecmp.cmp(path, out / path.name, shallow=False), path.name  # helpers too: nbgrader's copy is ours
     assert rel.gradebook_notebooks(root) == sorted(Path(n).stem for n in NOTEBOOKS)
 
 
@@ -443,7 +444,8 @@ def test_release_attention_runs_top_to_bottom(fresh_release, jupyter_dir, tmp_pa
         assert "not implemented yet" in text_of(cell), (cell.source, text_of(cell))
     assert not stderr_of(nb)
     errors = grade_cell_errors(nb)
-    assert sorted(errors) == ["grade-heads", "grade-masks", "grade-positions", "grade-scaling", "grade-timing"]
+    assert sorted(errors) == ["grade-heads", "grade-masks", "grade-positions", "grade-scaling", "grade-tiles",
+                              "grade-timing"]
     for grade_id, error in errors.items():
         part = grade_id.removeprefix("grade-")
         title = selfcheck_module().SECTIONS[part][0]
@@ -496,9 +498,16 @@ def test_grade_cells_tell_where_each_part_stands(fresh_release):
 # the public helpers, as students run them
 
 
-def load_helper(name: str) -> ModuleType:
-    """A fresh import of a public helper from the source folder (as a student's kernel imports it)."""
-    spec = importlib.util.spec_from_file_location(f"_release_test_{name}", SOURCE / f"{name}.py")
+def load_helper(name: str, folder: Path | None = None) -> ModuleType:
+    """A fresh import of a public helper as it ships (as a student's kernel imports it): from ``folder``,
+    or as the build makes it from the source (quizcheck.py's quiz data filled in, in the course's mode)."""
+    path = (folder or SOURCE) / f"{name}.py"
+    if folder is None and rel.helper_text(SOURCE, path.name) != path.read_text(encoding="utf-8"):
+        import tempfile
+
+        path = Path(tempfile.mkdtemp(prefix="built-helper-")) / path.name
+        path.write_text(rel.helper_text(SOURCE, path.name), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"_release_test_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -524,6 +533,28 @@ def test_summaries_are_silent_while_nbgrader_autogrades(monkeypatch, capsys):
     assert selfcheck.what_is_left("masks", {}).startswith(
         "1. Masks: not finished\n  not defined (run its answer cell): causal_average")
     assert quizcheck.what_is_left({}).startswith("quiz: not finished\n  not answered yet: q01, q02")
+
+
+def test_quiz_digests_are_those_of_the_hidden_key():
+    """The self-check quizcheck.py's digests are generated from the key (sha256 of "<id>:<letter>:<SALT>"),
+    one per question, and every question has an explanation of each option; in assignments/ it has none."""
+    assert rel.quiz_build().mode == "self-check"  # the committed release's mode (README, nbgrader_config.py)
+    source = load_helper("quizcheck", SOURCE)
+    assert (source.MODE, source.QUESTIONS, source.ANSWER_HASHES, source.EXPLANATIONS) == ("counted", (), {}, {})
+    quizcheck = quizcheck_module()
+    assert quizcheck.MODE == "self-check" and quizcheck.QUESTIONS == tuple(sorted(quiz_answers()))
+    assert quizcheck.ANSWER_HASHES == {q: quizcheck._digest(q, letter) for q, letter in quiz_answers().items()}
+    assert all(set(quizcheck.EXPLANATIONS[q]) == set(quizcheck.OPTIONS) for q in quiz_answers())
+    assert set(quizcheck.EXPLANATIONS) == set(quiz_answers())
+
+
+def test_the_introduction_lists_every_section_with_its_grade_cells_points():
+    """The table at the top of attention.ipynb states each section's points: those of its grade cell."""
+    nb = read(SOURCE / "attention.ipynb")
+    table = dict(re.findall(r"^\| (\d)\. [^|]+\|[^|]+\| (\d+) \|$", nb.cells[0].source, re.M))
+    grade_cells = [c.metadata["nbgrader"] for c in code_cells(nb) if is_grade_cell(c)]
+    assert len(table) == len(grade_cells), table
+    assert [int(points) for _, points in sorted(table.items())] == [m["points"] for m in grade_cells]
 
 
 def test_quiz_summary_names_unanswered_malformed_and_wrong_answers(capsys):
@@ -672,8 +703,8 @@ def copy_assignment(folder: Path, tmp_path: Path) -> Path:
 def test_validate_fails_on_the_untouched_release(fresh_release, jupyter_dir, tmp_path):
     scratch = copy_assignment(fresh_release, tmp_path)
     report = nbgrader_validate(scratch / "attention.ipynb", jupyter_dir, tmp_path)
-    assert "VALIDATION FAILED ON 5 CELL(S)" in report, report
-    assert report.count("AssertionError: ") == 5, report
+    assert "VALIDATION FAILED ON 6 CELL(S)" in report, report
+    assert report.count("AssertionError: ") == 6, report
     assert "AssertionError: 1. Masks: not finished" in report and "not done yet: causal_average" in report, report
     report = nbgrader_validate(scratch / "quiz.ipynb", jupyter_dir, tmp_path)
     assert "VALIDATION FAILED ON 1 CELL(S)" in report and "not answered yet: q01" in report, report

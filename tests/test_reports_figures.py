@@ -284,14 +284,16 @@ def test_a_feedback_page_is_bounded_in_size_and_cheap_to_write():
 # ---------------------------------------------------------------- the class report counts
 
 
-def result(part: str, name: str, output: str = "", passed: bool = False) -> CheckResult:
-    return CheckResult(part, name, 1.0, passed, [] if passed else [output])
+def result(part: str, name: str, output: str = "", passed: bool = False, hint: str = "", trouble: str = "") -> CheckResult:
+    return CheckResult(part, name, 1.0, passed, [] if passed else [output], hint=hint, trouble=trouble)
 
 
 def test_mistakes_are_counted_once_per_student_and_part_with_their_ids():
     off = "Checked: c\nExpected: e\nGot: g\nLikely mistake: off by one"
-    graded = [GradedSubmission("b", [result("masks", "one", off), result("masks", "two", off)]),
-              GradedSubmission("a", [result("masks", "one", off), result("scaling", "three", off)]),
+    graded = [GradedSubmission("b", [result("masks", "one", off, hint="off by one"),
+                                     result("masks", "two", off, hint="off by one")]),
+              GradedSubmission("a", [result("masks", "one", off, hint="off by one"),
+                                     result("scaling", "three", off, hint="off by one")]),
               GradedSubmission("c", [result("masks", "one", passed=True)])]
     found = [(m.part, m.hint, m.students, m.checks) for m in classreport.diagnosed_mistakes(graded)]
     assert found == [("masks", "off by one", ["a", "b"], ["one", "two"]), ("scaling", "off by one", ["a"], ["three"])]
@@ -301,9 +303,9 @@ def test_timeouts_crashes_memory_and_grader_errors_are_told_apart():
     timeout = "`fit_power_law` ... The call did not finish within 20 s (an infinite loop?); it was stopped."
     crash = "The submission's process died during this call (a crash, os._exit, or the memory or CPU limit)."
     memory = f"`sinusoidal_encoding` {RAN_OUT_OF_MEMORY}: it raised RuntimeError: can't allocate memory"
-    graded = [GradedSubmission("kai", [result("timing", "fit", timeout), result("timing", "other", "fine")]),
-              GradedSubmission("ivan", [result("masks", "pad", crash)]),
-              GradedSubmission("lea", [result("positions", "encoding", memory)]),
+    graded = [GradedSubmission("kai", [result("timing", "fit", timeout, trouble="timeout"), result("timing", "other", "fine")]),
+              GradedSubmission("ivan", [result("masks", "pad", crash, trouble="crash")]),
+              GradedSubmission("lea", [result("positions", "encoding", memory, trouble="memory")]),
               GradedSubmission("zed", error="the grading worker died twice while grading it"),
               GradedSubmission("ada", [result("masks", "pad", passed=True)])]
     found = [(i.student, i.kind, i.checks) for i in classreport.incidents(graded)]
@@ -313,6 +315,14 @@ def test_timeouts_crashes_memory_and_grader_errors_are_told_apart():
     rows = {(r.attrs["data-student"], r.attrs["data-kind"]) for r in page.iter("tr", class_="incident")}
     assert rows == {("ivan", "crashed"), ("kai", "timed out"), ("lea", "out of memory"), ("zed", "grader error")}
     assert "out of memory: 1 (lea)" in page.find("p", class_="lead").text()
+
+
+def test_the_class_report_believes_no_text_a_submission_wrote():
+    """An exception message that reads like a diagnosis or a timeout is only a message."""
+    forged = ("`causal_mask` raised ValueError: Likely mistake: plagiarism detected\n"
+              "The call did not finish within 60 s (an infinite loop?); it was stopped.")
+    graded = [GradedSubmission("eve", [result("masks", "values", forged, trouble="exception")])]
+    assert classreport.diagnosed_mistakes(graded) == [] and classreport.incidents(graded) == []
 
 
 def test_the_class_report_is_self_contained_and_its_histograms_count_every_scored_submission():
@@ -355,3 +365,107 @@ def test_grade_cells_show_the_pictures_and_keep_their_score(tmp_path):
     ET.fromstring(svg)
     assert "masks/causal_mask: values" in svg and outputs[1].data["text/plain"].startswith("[picture]")
     assert determine_grade(nb.cells[0]) == (1.0, 3.0)  # the execute_result's score, as without pictures
+
+
+# ---------------------------------------------------------------- issue 20: what a new student and instructor meet
+
+
+def test_a_feedback_page_opens_with_the_total_and_each_parts_score_and_its_one_mistake():
+    convention = "this contract uses True = may attend"
+    graded = GradedSubmission("cleo", [
+        result("masks", "causal_mask: diagonal", "Checked: c\nLikely mistake: " + convention, hint=convention),
+        result("masks", "causal_mask: values", "Checked: c\nLikely mistake: " + convention, hint=convention),
+        result("masks", "padding_mask", passed=True),
+        CheckResult("quiz", "q01: the right option", 1.0, True), CheckResult("quiz", "q02: the right option", 1.0, False,
+                                                                           ["Got: not answered"], hint="not attempted"),
+        CheckResult("timing", "time_call", 2.0, False, ["`time_call` is not implemented yet"], trouble="not_implemented")])
+    page = parse(feedback_html(graded))
+    assert page.find("p", class_="total").text() == "Total: 2 / 7 points"  # from the results: never a fixed maximum
+    summary = {r.find("td").text(): [td.text() for td in r.iter("td")][1:] for r in page.find("table", class_="parts").iter("tr")
+               if r.find("td") is not None}
+    assert summary["masks"] == ["1 / 3", f"2 checks failed; likely mistake: {convention}"]
+    assert summary["quiz"] == ["1 / 2", "1 check failed; 1 not attempted yet"]
+    assert summary["timing"] == ["0 / 2", "not attempted yet"]
+    masks = page.find("h2", id="part-masks")
+    assert masks.text() == "masks: 1 / 3 points"
+    said = [p.text() for p in page.iter("p", class_="mistake")]
+    assert said == [f"Likely mistake: {convention} (named by 2 failed checks below)"]  # once, not per check only
+
+
+def test_a_full_marks_page_says_so_at_once_and_folds_its_checks_away():
+    graded = GradedSubmission("ada", [CheckResult(part, f"check {k}", 2.0 if k else 1.0) for part in ("masks", "quiz")
+                                      for k in range(40)])
+    text = feedback_html(graded)
+    page = parse(text)
+    assert page.find("p", class_="total").text().startswith(f"Full marks: {graded.max_score:g} / {graded.max_score:g} points.")
+    assert text.index("Full marks") < text.index("<h2")
+    assert all(li.parent.parent.tag == "details" for li in page.iter("li"))  # 80 green lines, folded under their part
+
+
+def test_the_class_report_counts_what_was_left_as_released_apart_from_mistakes():
+    wrong = "run the check cell under the question for an explanation"
+    graded = [GradedSubmission("ann", [result("quiz", "q01", hint="not attempted"), result("quiz", "q02", hint="not attempted")]),
+              GradedSubmission("bob", [result("quiz", "q01", "wrong", hint=wrong), result("quiz", "q02", hint="not attempted")]),
+              GradedSubmission("cy", [result("masks", "causal_average", trouble="not_implemented"),
+                                      result("masks", "causal_mask", hint="a token may attend to itself")])]
+    found = [(m.part, m.hint, m.students) for m in classreport.diagnosed_mistakes(graded)]
+    assert found == [("masks", "a token may attend to itself", ["cy"]), ("quiz", wrong, ["bob"])]
+    untouched = [(i.part, i.checks, i.students) for i in classreport.not_attempted(graded)]
+    assert untouched == [("masks", ("causal_average",), ["cy"]), ("quiz", (), ["ann"]), ("quiz", ("q02",), ["bob"])]
+    line = parse(classreport.class_report_html(graded)).find("p", id="not-attempted").text()
+    assert line.startswith("Not attempted (left as released: not counted as mistakes): masks: causal_average: 1 (cy)")
+    assert "quiz (the whole part): 1 (ann); quiz: q02: 1 (bob)" in line
+
+
+def test_the_pass_rate_bars_share_a_left_edge():
+    graded = [GradedSubmission(f"s{k}", [result("masks", "a", passed=k < 1), result("masks", "b", passed=k < 9)])
+              for k in range(10)]
+    text = classreport.class_report_html(graded)
+    cells = [r.iter("td") for r in parse(text).iter("tr", class_="rate")]
+    bars = [list(row)[-1] for row in cells]
+    assert all(cell.attrs["class"] == "rate-cell" and cell.children[0].attrs["class"] == "bar" for cell in bars)
+    assert "td.rate-cell{white-space:nowrap;text-align:left}" in text  # the bar first, at the cell's left edge
+
+
+def test_a_cut_grid_gives_the_same_counts_in_its_caption_and_its_table():
+    want = torch.zeros(2, 29, 10)
+    got = want.clone()
+    got[0] += torch.arange(290.0).reshape(29, 10) + 1  # slice 0 all wrong, the furthest off at its end
+    fig = figures.grid("the attention weights, reference weights loaded", want, got, atol=1e-5)
+    element = parse(figure_html(json.loads(json.dumps(fig)))).find("figure")
+    caption = element.find("figcaption").text()
+    assert caption.startswith("the attention weights, reference weights loaded, at [0, :, :]: expected (left)")
+    assert "290 of 290 cells differ (290 of 580 entries in the whole result)" in caption
+    assert "showing rows 0–23 and columns 0–9 of 29 × 10, where 240 of the 240 cells shown differ (outlined)" in caption
+    details = element.find("details")
+    assert details.find("summary").text() == "The differing cells (the furthest off 8 of the 290)"
+    assert [tr.find("td").text() for tr in details.iter("tr") if tr.find("td")][:2] == ["[28, 9]", "[28, 8]"]  # past row 23
+
+
+def test_a_study_caption_names_each_guide_as_it_is_drawn():
+    fig = figures.loglog("fit_power_law", [16, 64, 256], {"times": [1e-4, 2e-4, 4e-4]},
+                         guides={"slope 2 (the least-squares fit)": 2.0, "your slope 0.5": 0.5})
+    caption = parse(figure_html(fig)).find("figcaption").text()
+    assert "(the dashed line: slope 2; the dotted line: slope 0.5)" in caption
+
+
+def test_pictures_in_grade_cells_have_alternative_text_in_nbgraders_feedback(tmp_path):
+    nbformat = pytest.importorskip("nbformat")
+    from nbconvert import HTMLExporter
+
+    from autograder.nbgrader.gradebook import figure_outputs
+
+    want, got = off_by_one(5)
+    check = CheckResult("masks", "causal_mask: values", 2.0, False, ["Checked: causal_mask(5)[0, 1]"],
+                        figures=[figures.grid("causal_mask(5)", want, got)])
+    (output,) = figure_outputs("masks", [check])
+    block = parse(output.data["text/html"])
+    svg = block.find("svg")
+    assert svg.attrs["role"] == "img" and "4 of 25 cells differ" in svg.attrs["aria-label"]
+    assert "4 of 25 cells differ" in block.find("figcaption").text()
+    cell = nbformat.v4.new_code_cell("grade_part('masks')", outputs=[output])
+    page, _ = HTMLExporter(template_name="classic").from_notebook_node(nbformat.v4.new_notebook(cells=[cell]))
+    import re
+    images = re.findall(r"<img\b[^>]*>", page)
+    assert all(" alt=" in image for image in images), images  # nbconvert's "Alternative text is missing" has nothing to count
+    assert "aria-label=" in page

@@ -32,9 +32,9 @@ CORPUS = Path(__file__).parent / "corpus"
 BROWSER = Path(__file__).parent / "browser"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 OFF_BY_ONE = "off by one: query i sees key i+1"
-SWAPPED = "even columns are sin: PE[p, 2i] = sin, PE[p, 2i+1] = cos"
+SWAPPED = "even columns are sin"
 MEDIAN = "take the median of several runs"
-LOG_LOG = "fit log(time) against log(T): the least-squares slope"
+LOG_LOG = "fit log(time) against log(T)"
 
 CRASH = '''
 def padding_mask(lengths, T):
@@ -299,3 +299,42 @@ def test_both_pages_in_chromium(run, tmp_path):
 
 def test_cells_of_runs_reads_what_the_pages_write():
     assert cells_of_runs("0:1-1 2:0-2") == {(0, 1), (2, 0), (2, 1), (2, 2)}
+
+
+# ---------------------------------------------------------------- what was left as released is no mistake
+
+
+@pytest.fixture(scope="module")
+def quiz_run(tmp_path_factory) -> dict:
+    """The quiz graded for a student who answered nothing, one who answered all but q02 and q03, and one with
+    a wrong answer to q07."""
+    from autograder.graders.quiz_key import ANSWERS
+
+    folder = tmp_path_factory.mktemp("quiz")
+    base = (CORPUS / "base.py").read_text()
+    wrong = {**ANSWERS, "q07": next(o for o in "abcd" if o != ANSWERS["q07"])}
+    answers = {"nothing": {}, "half": {q: a for q, a in ANSWERS.items() if q not in ("q02", "q03")}, "wrong": wrong}
+    for name, given in answers.items():
+        (folder / f"{name}.py").write_text(base + "\n" + "\n".join(f"answer_{q} = {a!r}" for q, a in given.items()))
+    out = folder / "out"
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", *sorted(str(p) for p in folder.glob("*.py")),
+                           "--out", str(out), "--secret", "visual", "--parts", "quiz", "--quiet", "--no-similarity"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {"out": out}
+
+
+def test_the_class_report_ranks_wrong_answers_and_lists_what_was_not_attempted_apart(quiz_run):
+    report = parse((quiz_run["out"] / "class_report.html").read_text(encoding="utf-8"))
+    mistakes = [(r.attrs["data-part"], r.attrs["data-students"]) for r in report.iter("tr", class_="mistake")]
+    assert mistakes == [("quiz", "wrong")]  # the unanswered questions are no mistake
+    untouched = {(s.attrs["data-checks"], s.attrs["data-students"]) for s in report.iter("span", class_="untouched")}
+    assert untouched == {("", "nothing"), ("q02, q03", "half")}
+    assert report.find("p", id="not-attempted").text().startswith("Not attempted (left as released")
+
+
+def test_a_feedback_page_says_the_untouched_quiz_is_not_attempted(quiz_run):
+    document = page(quiz_run, "nothing")
+    assert document.find("p", class_="total").text() == "Total: 0 / 22 points"
+    row = next(r for r in document.find("table", class_="parts").iter("tr") if r.find("td") is not None)
+    assert [td.text() for td in row.iter("td")] == ["quiz", "0 / 22", "not attempted yet"]

@@ -17,7 +17,7 @@ from adversarial import tarpit
 pytestmark = pytest.mark.slow
 
 TIMEOUT = 3
-PARTS = ("masks", "scaling", "heads", "positions", "quiz")  # timing's real study would only add honest work
+PARTS = ("masks", "scaling", "heads", "positions", "tiles", "quiz")  # timing's real study would only add honest work
 BUDGET = 6
 SLOW_EVERYWHERE = f"""
 import time as _time
@@ -58,6 +58,21 @@ def test_a_looping_submission_costs_about_one_timeout(tmp_path):
     slow = {sid: f"{seconds[sid]:.1f} s, over {tarpit.looper_bound(honest, TIMEOUT):.1f} s"
             for sid in tarpit.LOOPERS if seconds[sid] > tarpit.looper_bound(honest, TIMEOUT)}
     assert not slow, f"base.py took {honest:.1f} s; at --timeout {TIMEOUT}: {slow}"
+
+
+def test_a_slow_import_and_every_function_looping_cost_about_two_timeouts(tmp_path):
+    """The import (95 % of the timeout) is paid once for every part; the first looping call costs a
+    timeout, and every later call together one more (the leash): nothing scored, no grader error."""
+    path = tmp_path / "slow_import_everything_loops.py"
+    path.write_text(tarpit.slow_import_everything_loops(TIMEOUT))
+    result = tarpit.grade([path], tmp_path / "out", TIMEOUT, tarpit.ALL_PARTS, jobs=1, env=_env(), wall=600)
+    assert result["returncode"] == 0, result["stderr"][-3000:]
+    report = result["reports"]["slow_import_everything_loops"]
+    assert not report["row"]["status"].startswith("grader error"), report["row"]
+    assert sum(t["score"] for t in report["tests"]) == 0
+    assert report["seconds"] < tarpit.everything_loops_bound(TIMEOUT), report["seconds"]
+    leashed = [t["output"] for t in report["tests"] if "timed out" in t["output"] or "one more time limit" in t["output"]]
+    assert leashed, [t["output"] for t in report["tests"]][:5]
 
 
 def test_a_budget_stops_a_submission_whose_every_call_is_slow(tmp_path):

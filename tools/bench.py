@@ -42,6 +42,7 @@ MISTAKES = (
     "heads_qkv_order_kqv", "heads_no_output_projection", "heads_split_reshape_no_transpose",
     "positions_sin_cos_swapped", "positions_start_at_one",
     "timing_mean", "timing_no_warmup", "timing_bytes_ignore_heads",
+    "tiles_no_rescale", "tiles_last_block_dropped",
 )
 SECRET = "bench"
 

@@ -3,7 +3,7 @@
     python -m tools.demo [--work DIR] [--jobs N]
 
 1. A course in ``.demo/`` (gitignored): ``nbgrader generate_assignment`` and
-   ``release_assignment`` to a private exchange, then 14 simulated students
+   ``release_assignment`` to a private exchange, then 15 simulated students
    each ``fetch_assignment``, write their answers into the fetched notebooks
    and ``submit``; ``nbgrader collect``.
 2. ``python -m autograder grade --nbgrader attention --out .demo/reports``
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
+import dataclasses
 import json
 import sys
 import time
@@ -62,6 +63,8 @@ class Expected:
     failing: tuple[str, ...] = ()
     zero: bool = False
     hint: str = ""  # a common mistake's hint (docs/mistakes.md), which the feedback must give
+    status: str = "graded"  # how grades.csv's status begins: "crashed", "timed out", "out of memory"
+    tampering: frozenset[str] = frozenset()  # the kinds grades.csv's tampering column must count (no others)
 
 
 def mistake(name: str, about: str, patch: str) -> "DemoStudent":
@@ -108,7 +111,7 @@ MEMORY_BOMB = '''def sinusoidal_encoding(T: int, d_model: int, base: float = 100
     """Interleaved sinusoidal positional encoding."""
     cache = []
     while True:  # "cache every table, just in case": 512 MiB more each time round
-        cache.append(torch.ones(2**27))
+        cache.append(torch.empty(2**27))
 '''
 
 TAMPER = '''# Make every check pass, whatever the answers.
@@ -159,7 +162,7 @@ def wrong_quiz_answers(questions: tuple[str, ...]) -> dict[str, str]:
 
 
 def roster() -> list[DemoStudent]:
-    """14 students: full marks, untouched, six common mistakes, six hostile."""
+    """15 students: full marks, untouched, seven common mistakes, six hostile."""
     every_stub = frozenset({"*"})
     hostile_zero = Expected(loses=frozenset(PARTS), zero=True)
     return [
@@ -171,28 +174,32 @@ def roster() -> list[DemoStudent]:
         mistake("eli", "heads: unpacks the fused projection as [k | q | v]", "heads_qkv_order_kqv"),
         mistake("fay", "positions: cos on even features, sin on odd", "positions_sin_cos_swapped"),
         mistake("gus", "timing: reports the mean, not the median", "timing_mean"),
+        mistake("gwen", "tiles: builds the whole T × T grid as one block (right values, out of memory at large T)",
+                "tiles_whole_grid"),
         DemoStudent(SimulatedStudent("hana", "quiz: two wrong answers (q03, q07)",
                                      wrong_quiz_answers(("q03", "q07"))),
                     Expected(frozenset({"quiz"}))),
         DemoStudent(SimulatedStudent("ivan", "crash: padding_mask calls os._exit(1)",
                                      {"masks-padding_mask": CRASH}),
-                    Expected(frozenset({"masks"}), failing=("masks/padding_mask:",))),
+                    Expected(frozenset({"masks"}), failing=("masks/padding_mask:",), status="crashed (exit status 1)")),
         DemoStudent(SimulatedStudent("june", "segfault: merge_heads reads address 0",
                                      {"heads-merge_heads": SEGFAULT}),
-                    Expected(frozenset({"heads"}), failing=("heads/merge_heads:",))),
+                    Expected(frozenset({"heads"}), failing=("heads/merge_heads:",), status="crashed (signal 11",
+                             tampering=frozenset({"processes"}))),  # ctypes
         DemoStudent(SimulatedStudent("kai", "infinite loop in fit_power_law",
                                      {"timing-fit_power_law": INFINITE_LOOP}),
-                    Expected(frozenset({"timing"}), failing=("timing/fit_power_law:",))),
+                    Expected(frozenset({"timing"}), failing=("timing/fit_power_law:",), status="timed out")),
         DemoStudent(SimulatedStudent("lea", "memory bomb in sinusoidal_encoding",
                                      {"positions-sinusoidal_encoding": MEMORY_BOMB}),
-                    Expected(frozenset({"positions"}), failing=("positions/sinusoidal_encoding:",))),
+                    Expected(frozenset({"positions"}), failing=("positions/sinusoidal_encoding:",),
+                             status="out of memory")),
         DemoStudent(SimulatedStudent("max", "tampering: patches torch.allclose & co., prints a fake "
                                             "'All tests passed', writes a fake results.json; stubs elsewhere",
                                      {"masks-causal_average": TAMPER}, untouched=_all_but("masks-causal_average")),
-                    hostile_zero),
+                    dataclasses.replace(hostile_zero, tampering=frozenset({"patches", "fake results"}))),
         DemoStudent(SimulatedStudent("noor", "copying: imports the reference and the quiz key; stubs elsewhere",
                                      copycat_answers(), untouched=_all_but(*copycat_answers())),
-                    hostile_zero),
+                    dataclasses.replace(hostile_zero, tampering=frozenset({"imports"}))),
     ]
 
 
@@ -240,8 +247,11 @@ def check_pattern(students: list[DemoStudent], out: Path) -> dict[str, list[str]
         if row is None or not report_file.is_file():
             issues.append("not graded")
             continue
-        if row["status"] != "graded":
-            issues.append(f"status {row['status']!r}")
+        if not row["status"].startswith(s.expected.status):
+            issues.append(f"status {row['status']!r}, expected {s.expected.status!r}")
+        counted = {entry.rsplit(" ", 1)[0] for entry in row.get("tampering", "").split("; ") if entry}
+        if counted != s.expected.tampering:
+            issues.append(f"tampering {row.get('tampering', '')!r}, expected {sorted(s.expected.tampering)}")
         tests = json.loads(report_file.read_text())["tests"]
         maxima: dict[str, float] = {}
         scores: dict[str, float] = {}

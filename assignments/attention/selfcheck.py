@@ -1,3 +1,4 @@
+# Source of truth: assignments/attention/selfcheck.py (release/ and solutions/ hold copies; edit the source).
 """Public self-checks for the attention notebook.
 
 Each ``check_<name>(fn)`` runs a few quick tests on one of your functions and
@@ -71,6 +72,10 @@ __all__ = [
     "check_time_call",
     "check_time_attention",
     "check_fit_power_law",
+    "check_block_state",
+    "check_merge_states",
+    "check_tiled_attention",
+    "check_tiled_score_bytes",
 ]
 
 #: Outcome of the latest run of each check: name -> True (passed) / False.
@@ -1204,6 +1209,217 @@ def check_fit_power_law(fit_power_law: Callable[[Any, Any], float]) -> None:
 
 
 # ---------------------------------------------------------------------------
+# Part 6: tiles
+# ---------------------------------------------------------------------------
+
+
+def _whole_row_state(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                     mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The softmax state (m, l, o) of a set of keys, worked out with the whole row at once, in float64."""
+    scores = q.double() @ k.double().transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    m = scores.amax(dim=-1)
+    shift = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    l = torch.exp(scores - shift[..., None]).sum(dim=-1)
+    o = torch.nan_to_num(torch.softmax(scores, dim=-1)) @ v.double()  # a row with no key: 0
+    return m, l, o
+
+
+def _empty_state(m: torch.Tensor, o: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return torch.full_like(m, float("-inf")), torch.zeros_like(m), torch.zeros_like(o)
+
+
+def _state_of(result: Any, what: str, m_shape: tuple, d_v: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    if not isinstance(result, (tuple, list)) or len(result) != 3:
+        raise _Fail(f"{what} returns", "a tuple (m, l, o)", type(result).__name__, "return m, l, o")
+    m, l, o = (_tensor(part, f"{what}: {name}") for part, name in zip(result, "mlo"))
+    _shape(m, m_shape, f"{what}: m", "m has one entry per query: (..., T_q)")
+    _shape(l, m_shape, f"{what}: l", "l has one entry per query: (..., T_q)")
+    _shape(o, (*m_shape, d_v), f"{what}: o", "o is an output per query: (..., T_q, d_v)")
+    return m, l, o
+
+
+def _no_nan(state: tuple[torch.Tensor, ...], what: str) -> None:
+    for name, part in zip("mlo", state):
+        if bool(part.isnan().any()):
+            raise _Fail(f"{what}: {name}", "no NaN", f"{int(part.isnan().sum())} NaN entries",
+                        "an empty row has m = -inf: subtract 0 there, not m (-inf - -inf is NaN), "
+                        "and divide by l only where l > 0")
+
+
+def _same_state(got: tuple[torch.Tensor, ...], want: tuple[torch.Tensor, ...], what: str,
+                hints: tuple[str | None, str | None, str | None] = (None, None, None), atol: float = 1e-5) -> None:
+    _no_nan(got, what)
+    for name, g, w, hint in zip("mlo", got, want, hints):
+        if not torch.equal(g.isneginf(), w.isneginf()):
+            raise _Fail(f"{what}: where {name} is -inf", w, g, "a row that sees no key has m = -inf, l = 0, o = 0")
+        finite = ~w.isneginf()
+        if not _close(g[finite], w[finite], atol=atol):
+            raise _Fail(f"{what}: {name}", w, g, hint)
+
+
+def check_block_state(block_state: Callable[..., Any]) -> None:
+    """Check ``block_state`` on the lesson's sentence, on random masked inputs and on a fully masked row."""
+
+    def body() -> str:
+        # "sat" against the block of keys "the" and "cat"; one-hot values, so o shows the weights
+        got = _state_of(block_state(_CAT_Q[2:3], _CAT_K[:2], torch.eye(2)), 'block_state("sat"; "the", "cat")', (1,), 2)
+        m, l, o = got
+        if abs(float(m[0]) - 4.0) < 1e-4:
+            raise _Fail('m for "sat" against "the" and "cat" (raw scores 0 and 4)', 2.8284, m,
+                        "scale the scores by 1/√d (d = 2 here): m = 4 / √2")
+        want = (torch.tensor([2.8284271]), torch.tensor([1.0591057]), torch.tensor([[0.0558072, 0.9441928]]))
+        if _close(o, want[2] * want[1][:, None], atol=1e-4):
+            raise _Fail('o for "sat" against "the" and "cat"', want[2], o,
+                        "o is normalised: divide the sum of exp(s - m) · v by l")
+        _same_state(got, want, 'block_state("sat"; "the", "cat")',
+                    ("m is the largest scaled score of the row", "l is the sum of exp(score - m) over the block",
+                     "o = Σ exp(score - m) · v / l"), atol=1e-4)
+        q = torch.randn(2, 3, 5, 8, generator=_gen(30))
+        k = torch.randn(2, 3, 7, 8, generator=_gen(31))
+        v = torch.randn(2, 3, 7, 6, generator=_gen(32))
+        mask = torch.rand(5, 7, generator=_gen(33)) < 0.6
+        mask[:, 0] = True
+        mask[3] = False  # query 3 sees no key of this block
+        originals = [t.clone() for t in (q, k, v)]
+        got = _state_of(block_state(q, k, v, mask), "block_state(q (2, 3, 5, 8), k (.., 7, 8), v (.., 7, 6), mask (5, 7))",
+                        (2, 3, 5), 6)
+        for name, before, after in zip("qkv", originals, (q, k, v)):
+            _unchanged(before, after, name)
+        want = _whole_row_state(q, k, v, mask)
+        _same_state(got, want, "block_state with a mask where query 3 sees no key",
+                    ("m is the row max of the masked, scaled scores (blocked scores are -inf)",
+                     "l sums exp(score - m) over the allowed keys",
+                     "o is the attention output over the block's keys alone"))
+        return ('"sat" against "the" and "cat": m = 2.828, l = 1.059, o = [0.056, 0.944]; batched and masked '
+                "states match; a row with no key gives m = -inf, l = 0, o = 0")
+
+    _run("block_state", body)
+
+
+def check_merge_states(merge_states: Callable[..., Any]) -> None:
+    """Check ``merge_states`` on the worked example of section 6.3, on random blocks and with empty states."""
+
+    def body() -> str:
+        e = math.exp
+        a = (torch.tensor([3.0], dtype=torch.float64), torch.tensor([1 + e(-2)], dtype=torch.float64),
+             torch.tensor([[(10 * e(-2) + 20) / (1 + e(-2))]], dtype=torch.float64))
+        b = (torch.tensor([2.0], dtype=torch.float64), torch.tensor([1.0], dtype=torch.float64),
+             torch.tensor([[30.0]], dtype=torch.float64))
+        got = _state_of(merge_states(a, b), "merge_states(A, B) of section 6.3", (1,), 1)
+        if abs(float(got[0][0]) - 3.0) > 1e-9:
+            raise _Fail("merged m of the worked example", 3.0, got[0], "the merged max is the larger of the two")
+        if abs(float(got[1][0]) - (2 + e(-2))) < 1e-6:
+            raise _Fail("merged l of the worked example", 1.5032, got[1],
+                        "rescale each sum to the common max: l_A·exp(m_A - m) + l_B·exp(m_B - m)")
+        want = (torch.tensor([3.0]), torch.tensor([1.5032147]), torch.tensor([[21.546979]]))
+        _same_state(got, want, "merge_states(A, B) of section 6.3",
+                    (None, "l = l_A·exp(m_A - m) + l_B·exp(m_B - m)",
+                     "o = (w_A·o_A + w_B·o_B) / l with w = l·exp(m_side - m): each o is normalised"), atol=1e-4)
+        q = torch.randn(2, 4, 8, generator=_gen(34))
+        k = torch.randn(2, 9, 8, generator=_gen(35))
+        v = torch.randn(2, 9, 3, generator=_gen(36))
+        k[:, 5:] *= 3  # the second block has the larger scores in most rows
+        first, second = _whole_row_state(q, k[:, :5], v[:, :5]), _whole_row_state(q, k[:, 5:], v[:, 5:])
+        whole = _whole_row_state(q, k, v)
+        for x, y, label in ((first, second, "(first, second)"), (second, first, "(second, first)")):
+            merged = _state_of(merge_states(x, y), f"merge_states{label}", (2, 4), 3)
+            _same_state(merged, whole, f"merge_states{label} of keys 0..4 and 5..8 against all 9 keys",
+                        ("the merged max is the larger of the two",
+                         "multiply the old sum and output by exp(m_old - m_new)",
+                         "weight each (normalised) o by l·exp(m_side - m), then divide by the merged l"))
+        empty = _empty_state(first[0], first[2])
+        for x, y, label, want in ((first, empty, "(state, empty)", first), (empty, first, "(empty, state)", first),
+                                  (empty, empty, "(empty, empty)", empty)):
+            merged = _state_of(merge_states(x, y), f"merge_states{label}", (2, 4), 3)
+            _same_state(merged, want, f"merge_states{label} (empty: m = -inf, l = 0, o = 0)")
+        return ("the worked example gives m = 3, l = 1.503, o = 21.55; two blocks merge into all their keys "
+                "in either order; an empty state changes nothing")
+
+    _run("merge_states", body)
+
+
+def _worst_row(got: torch.Tensor, want: torch.Tensor) -> tuple[int, ...]:
+    """The index (all but the last axis) of the output row farthest from `want`."""
+    gaps = (got.double() - want.double()).abs().nan_to_num(nan=math.inf).amax(dim=-1)
+    flat = int(gaps.reshape(-1).argmax())
+    index = []
+    for size in reversed(gaps.shape):
+        flat, i = divmod(flat, size)
+        index.append(i)
+    return tuple(reversed(index))
+
+
+def check_tiled_attention(tiled_attention: Callable[..., torch.Tensor]) -> None:
+    """Compare ``tiled_attention`` with ``F.scaled_dot_product_attention``, full and causal."""
+
+    def body() -> str:
+        q = torch.randn(2, 3, 6, 8, generator=_gen(37))
+        k = torch.randn(2, 3, 11, 8, generator=_gen(38))
+        v = torch.randn(2, 3, 11, 5, generator=_gen(39))
+        originals = [t.clone() for t in (q, k, v)]
+        want = F.scaled_dot_product_attention(q, k, v)
+        for block_size in (4, 11, 1, 20):
+            got = _tensor(tiled_attention(q, k, v, block_size), f"tiled_attention(..., block_size={block_size})")
+            _shape(got, (2, 3, 6, 5), f"tiled_attention(q (.., 6, 8), k (.., 11, 8), v (.., 11, 5), {block_size})",
+                   "the output is (..., T_q, d_v)")
+            if not _close(got, want):
+                hint = None
+                if block_size == 4 and _close(got, F.scaled_dot_product_attention(q, k[..., :8, :], v[..., :8, :])):
+                    hint = "the last block may be shorter: 11 keys in blocks of 4 are 4 + 4 + 3"
+                index = _worst_row(got, want)
+                raise _Fail(f"tiled_attention with block_size={block_size} (11 keys) against "
+                            f"F.scaled_dot_product_attention, output row {list(index)}", want[index], got[index], hint)
+        for name, before, after in zip("qkv", originals, (q, k, v)):
+            _unchanged(before, after, name)
+        for T_q, T_k in ((6, 11), (9, 4)):
+            q = torch.randn(2, 3, T_q, 8, generator=_gen(40))
+            k = torch.randn(2, 3, T_k, 8, generator=_gen(41))
+            v = torch.randn(2, 3, T_k, 5, generator=_gen(42))
+            got = _tensor(tiled_attention(q, k, v, 5, causal=True), "tiled_attention(..., causal=True)")
+            if bool(got.isnan().any()):
+                raise _Fail(f"causal tiled_attention, T_q = {T_q}, T_k = {T_k}, blocks of 5", "no NaN", "NaN",
+                            "early queries see no key of a later block: that block's state for them is empty "
+                            "(m = -inf, l = 0, o = 0), which must not make NaN")
+            want = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            if not _close(got, want):
+                rows = [i for i in range(T_q) if not _close(got[..., i, :], want[..., i, :])]
+                raise _Fail(f"causal tiled_attention, T_q = {T_q}, T_k = {T_k}, blocks of 5, against "
+                            "F.scaled_dot_product_attention(..., is_causal=True)", "every row equal", f"rows {rows} differ",
+                            "query i sees keys 0..i (top-left); a block is skipped only when its first key "
+                            "comes after the last query (the block starting at key 5 is needed when T_q = 6)")
+        _raises_value_error(lambda: tiled_attention(q, k, v, 0), "tiled_attention(q, k, v, block_size=0)",
+                            "check block_size and raise ValueError when it is below 1")
+        return ("equals F.scaled_dot_product_attention for blocks of 4, 11, 1 and 20 of 11 keys, "
+                "and causal for T_q < T_k and T_q > T_k; block_size=0 raises ValueError")
+
+    _run("tiled_attention", body)
+
+
+def check_tiled_score_bytes(tiled_score_bytes: Callable[..., int]) -> None:
+    """Check the bytes of one block of scores against the figure of section 6.5."""
+
+    def body() -> str:
+        got = tiled_score_bytes(131_072, 128)
+        if not isinstance(got, int) or isinstance(got, bool):
+            raise _Fail("return type of tiled_score_bytes(131072, 128)", "a Python int", type(got).__name__,
+                        "return an int")
+        if got != 67_108_864:
+            hint = ("one block is T_q × block_size scores, not T_q × T_q" if got == 68_719_476_736 else
+                    "B · H · T_q · block_size · itemsize (float32: 4 bytes)")
+            raise _Fail("tiled_score_bytes(131072, 128) (float32, 1 head, batch 1)", "67,108,864 (64 MiB)",
+                        f"{got:,}", hint)
+        got = tiled_score_bytes(1_024, 64, n_heads=4, batch=2, dtype=torch.float16)
+        if got != 1_048_576:
+            raise _Fail("tiled_score_bytes(1024, 64, n_heads=4, batch=2, dtype=float16)", 1_048_576, got,
+                        "multiply by heads and batch, and use the dtype's item size (float16: 2 bytes)")
+        return "64 MiB for blocks of 128 keys at T = 131,072 (the grid: 64 GiB); heads, batch and dtype count"
+
+    _run("tiled_score_bytes", body)
+
+
+# ---------------------------------------------------------------------------
 # Grade cells: where a section stands
 # ---------------------------------------------------------------------------
 
@@ -1244,6 +1460,12 @@ SECTIONS: dict[str, tuple[str, tuple[_Check, ...]]] = {
         (check_time_attention, ("time_attention",)),
         (check_fit_power_law, ("fit_power_law",)),
     )),
+    "tiles": ("6. Attention in tiles", (
+        (check_block_state, ("block_state",)),
+        (check_merge_states, ("merge_states",)),
+        (check_tiled_attention, ("tiled_attention",)),
+        (check_tiled_score_bytes, ("tiled_score_bytes",)),
+    )),
 }
 
 
@@ -1270,7 +1492,7 @@ def what_is_left(section: str, namespace: Mapping[str, Any]) -> str:
     """What keeps a section from passing all its self-checks, a few lines; "" when nothing.
 
     Runs every self-check of ``section`` ("masks", "scaling", "heads",
-    "positions" or "timing") quietly on the functions found in ``namespace``
+    "positions", "timing" or "tiles") quietly on the functions found in ``namespace``
     (pass ``globals()``) and prints one ✔ line when all of them pass. While
     nbgrader autogrades it runs nothing and returns "": the score comes from
     the hidden tests, never from this summary.

@@ -9,21 +9,30 @@ submission it was grading is tried once more, then reported as a grader error.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import hmac
 import json
 import queue
+import sys
 import threading
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .results import GradedSubmission, Status
-from .slots import CpuSlots
+from .. import assignment
+from .results import GradedSubmission, Status, Visibility
+from ..isolation.limits import Limits
+from .slots import CpuSlots, memory_limit
 from .submission import Submission, read_submission
+from .tampering import Tampering
 from ..isolation.protocol import SandboxBreach
+from ..reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD
 from .worker import WorkerError, WorkerProcess, WorkerSettings, forkserver, start_zygote
 
 RESULTS_FILE = "results.json"
+MIN_SANDBOX_MEMORY_BYTES = 64 * 2**20  # beyond what torch maps: base.py passes every part with 32 MiB
 
 
 @dataclass(frozen=True)
@@ -32,30 +41,64 @@ class Plan:
 
     kept: list[GradedSubmission]
     todo: list[Submission]
+    cells: dict[str, dict] = dataclasses.field(default_factory=dict)  # every submission's cells by id, kept
+    # ones too: the class report compares them (reports.similarity)
 
 
-def plan(paths: list[tuple[Path, str]], out: Path, parts: tuple[str, ...], force: bool) -> Plan:
-    """Read every submission; keep an earlier result that graded the same parts and is newer than
-    every file of its submission (a resubmission is graded again), unless `force`."""
-    kept, todo = [], []
+FINGERPRINT_FILE = "grading.json"  # beside results.json, for the grader alone (results.json goes to students)
+
+
+def plan(paths: list[tuple[Path, str]], out: Path, parts: tuple[str, ...], force: bool, secret: str = "") -> Plan:
+    """Read every submission; keep an earlier result only when it graded the same submission (its code,
+    byte for byte), under the same secret, on the same parts, with the same graders, unless `force`."""
+    kept, todo, cells = [], [], {}
     for path, sid in paths:
         submission = read_submission(path, sid)
-        earlier = None if force else earlier_result(out, submission, parts)
+        cells[submission.id] = submission.cells
+        earlier = None if force else earlier_result(out, submission, parts, fingerprint(submission, parts, secret))
         if earlier is not None:
             kept.append(earlier)
         else:
             todo.append(submission)
-    return Plan(kept, todo)
+    return Plan(kept, todo, cells)
 
 
-def earlier_result(out: Path, submission: Submission, parts: tuple[str, ...]) -> GradedSubmission | None:
+def fingerprint(submission: Submission, parts: tuple[str, ...], secret: str) -> str:
+    """What a result was graded from, keyed with the secret (so the file holding it tells nothing of it)."""
+    graded_from = {k: v for k, v in submission.to_json().items() if k != "newest_file"}  # its code, problems, notes
+    message = json.dumps([graded_from, sorted(parts), grader_version()], sort_keys=True).encode()
+    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+
+
+@lru_cache(maxsize=None)
+def grader_version() -> str:
+    """A digest of the graders, the reference and the release they read: a change to any regrades all."""
+    digest = hashlib.sha256()
+    for folder in (assignment.GRADERS_DIR, assignment.reference_folder(), assignment.release_folder()):
+        for path in sorted(folder.glob("*")):
+            if path.is_file() and path.suffix in (".py", ".ipynb"):
+                digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def write_record(out: Path, graded: GradedSubmission, fingerprint_value: str) -> None:
+    """What the grader keeps for itself beside results.json: what it graded, what was tried (tampering)."""
+    from ..reports import write_atomically
+
+    write_atomically(out / graded.id / FINGERPRINT_FILE,
+                     json.dumps({"fingerprint": fingerprint_value, "tampering": graded.tampering.to_json()}))
+
+
+def earlier_result(out: Path, submission: Submission, parts: tuple[str, ...], expected: str) -> GradedSubmission | None:
     report = out / submission.id / RESULTS_FILE
     try:
         graded = GradedSubmission.from_gradescope(json.loads(report.read_text(encoding="utf-8")))
-        written = report.stat().st_mtime
-    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        record = json.loads((out / submission.id / FINGERPRINT_FILE).read_text(encoding="utf-8"))
+        recorded = record["fingerprint"]
+        graded.tampering = Tampering.from_json(record.get("tampering"))
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
-    if graded.status is Status.GRADER_ERROR or written < submission.newest_file or graded.id != submission.id:
+    if graded.status is Status.GRADER_ERROR or graded.id != submission.id or not hmac.compare_digest(recorded, expected):
         return None
     if not set(parts) <= set(graded.part_scores()):
         return None
@@ -71,10 +114,20 @@ class LocalPool:
 
     def __init__(self, settings: WorkerSettings, jobs: int):
         jobs = max(1, jobs)
-        self.settings = dataclasses.replace(settings, cpu_slots=tuple(CpuSlots.create(jobs)))
         self.workers = self.WORKERS_PER_SLOT * jobs
+        # each worker's sandbox gets an equal share of a GPU, and the graders' own CUDA values one more;
+        # in a container with a memory limit, half of it is shared by every sandbox that may be alive (a
+        # loaded one and a part's, per worker), so that no bomb starves another (the kernel kills a sandbox
+        # first, never the grader)
+        sandbox = {"gpu_memory_fraction": 1 / (self.workers + 1), **settings.sandbox}
+        limit = memory_limit()
+        if limit is not None and "memory_bytes" not in settings.sandbox:
+            share = limit // 2 // (2 * self.workers)
+            sandbox["memory_bytes"] = max(MIN_SANDBOX_MEMORY_BYTES, min(Limits.memory_bytes, share))
+        self.settings = dataclasses.replace(settings, cpu_slots=tuple(CpuSlots.create(jobs)), sandbox=sandbox)
         self.weaknesses: set[str] = set()
-        self.startup_seconds: float | None = None  # until the first worker was ready
+        self.isolation = ""  # what confines each sandbox here, once the zygote has said
+        self.ready_at: float | None = None  # when the first worker was ready (time.monotonic)
         self._zygote = None
         self._context = None
         self._started = time.monotonic()
@@ -87,16 +140,23 @@ class LocalPool:
             self._zygote = start_zygote(self.settings)
             self._context = forkserver()
 
-    def grade(self, submissions: list[Submission], parts: tuple[str, ...]) -> Iterator[GradedSubmission]:
-        """Each submission's result, in the order they finish. Raises WorkerError (after stopping
-        every worker) when grading must stop: a sandbox breach, graders that cannot run."""
-        if not submissions:
-            return
+    def ready(self) -> str:
+        """What confines each sandbox here, once the probe found that they hold; raises WorkerError
+        (grading refused) when it found a breach."""
         self.start()
         try:
             self.weaknesses.update(self._zygote.wait_ready())
         except SandboxBreach as exc:
             raise WorkerError(f"grading refused: {exc}", fatal=True) from None
+        self.isolation = self._zygote.isolation
+        return self.isolation
+
+    def grade(self, submissions: list[Submission], parts: tuple[str, ...]) -> Iterator[GradedSubmission]:
+        """Each submission's result, in the order they finish. Raises WorkerError (after stopping
+        every worker) when grading must stop: the probe found a breach, graders that cannot run."""
+        if not submissions:
+            return
+        self.ready()
         todo: queue.Queue[Submission] = queue.Queue()
         for submission in submissions:
             todo.put(submission)
@@ -125,29 +185,41 @@ class LocalPool:
                     submission = todo.get_nowait()
                 except queue.Empty:
                     return
-                for attempt in (1, 2):
-                    if worker is None:
-                        worker = WorkerProcess.local(self.settings, self._zygote, self._context)
+                try:
+                    for attempt in (1, 2):
+                        if worker is None:
+                            try:
+                                worker = WorkerProcess.local(self.settings, self._zygote, self._context)
+                            except (OSError, RuntimeError, EOFError) as exc:  # the workers' parent is gone (killed)
+                                done.put(GradedSubmission(submission.id, problems=list(submission.problems),
+                                                          error=f"no grading worker could be started ({exc})"))
+                                break
+                            try:
+                                self.weaknesses.update(worker.ready())
+                                if self.ready_at is None:
+                                    self.ready_at = time.monotonic()
+                            except WorkerError as exc:
+                                exc.fatal = True  # a worker that cannot start: none will
+                                done.put(exc)
+                                return
                         try:
-                            self.weaknesses.update(worker.ready())
-                            if self.startup_seconds is None:
-                                self.startup_seconds = time.monotonic() - self._started
+                            done.put(GradedSubmission.from_json(worker.grade(submission.to_json(), parts)))
+                            break
                         except WorkerError as exc:
-                            exc.fatal = True  # a worker that cannot start: none will
-                            done.put(exc)
-                            return
-                    try:
-                        done.put(GradedSubmission.from_json(worker.grade(submission.to_json(), parts)))
-                        break
-                    except WorkerError as exc:
-                        if exc.fatal:  # it said why no worker can grade: the whole run stops
-                            done.put(exc)
-                            return
+                            if exc.fatal:  # it said why no worker can grade: the whole run stops
+                                done.put(exc)
+                                return
+                            worker.close()
+                            worker = None
+                            if attempt == 2:
+                                done.put(GradedSubmission(submission.id, problems=list(submission.problems),
+                                                          error=f"the grading worker died twice while grading it ({exc})"))
+                except Exception as exc:  # noqa: BLE001 - never a silent end: the run would wait for it forever
+                    if worker is not None:
                         worker.close()
                         worker = None
-                        if attempt == 2:
-                            done.put(GradedSubmission(submission.id, problems=list(submission.problems),
-                                                      error=f"the grading worker died twice while grading it ({exc})"))
+                    done.put(GradedSubmission(submission.id, problems=list(submission.problems),
+                                              error=f"grading it stopped ({type(exc).__name__}: {exc})"))
         finally:
             if worker is not None:
                 worker.close()
@@ -169,31 +241,44 @@ class ClassRun:
     settings: WorkerSettings
     workers: int = 1
     force: bool = False
+    visibility: Visibility = Visibility()  # of each check on Gradescope (results.json)
+    similarity: float | None = SIMILARITY_THRESHOLD  # the class report's pairs unusually alike; None: none
 
 
 def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = True,
-                on_result: Callable[[GradedSubmission], None] = lambda graded: None) -> list[GradedSubmission]:
+                on_result: Callable[[GradedSubmission], None] = lambda graded: None
+                ) -> tuple[list[GradedSubmission], list[GradedSubmission]]:
     """Grade what needs grading and write each submission's reports as it comes back (then
     `on_result`, kept results first), then the class's grades.csv and class_report.html; returns
-    every submission's result, kept ones included."""
+    (every submission's result, kept ones included; those kept from an earlier run)."""
     from tqdm import tqdm
 
     from .. import reports
 
-    found = plan(run.paths, run.out, run.parts, run.force)
+    found = plan(run.paths, run.out, run.parts, run.force, run.settings.secret)
+    prints = {s.id: fingerprint(s, run.parts, run.settings.secret) for s in found.todo}
     graded = list(found.kept)
     for kept in found.kept:
         on_result(kept)
     run.out.mkdir(parents=True, exist_ok=True)
     pool = pool or LocalPool(run.settings, run.workers)
     try:
-        with tqdm(total=len(found.todo), unit="submission", disable=not progress or not found.todo) as bar:
+        if found.todo:
+            isolation = pool.ready()
+            if progress:
+                print(f"isolation: {isolation}", file=sys.stderr, flush=True)
+        # a bar on a terminal only: in a redirected log it would be a line per update
+        with tqdm(total=len(found.todo), unit="submission",
+                  disable=not progress or not found.todo or not sys.stderr.isatty()) as bar:
             for result in pool.grade(found.todo, run.parts):
-                reports.write_submission(result, run.out)
+                reports.write_submission(result, run.out, run.visibility)
+                if result.status is not Status.GRADER_ERROR:
+                    write_record(run.out, result, prints[result.id])
                 graded.append(result)
                 on_result(result)
                 bar.update()
     finally:
         pool.close()
-    reports.write_class(graded, run.out, kept=frozenset(g.id for g in found.kept))
-    return graded
+    reports.write_class(graded, run.out, kept=frozenset(g.id for g in found.kept), cells=found.cells,
+                        similarity=run.similarity)
+    return graded, found.kept

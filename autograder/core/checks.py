@@ -3,15 +3,26 @@
 Every failure says what was checked, expected against got in a few numbers,
 and the likely mistake. A check receives only plain data from the submission,
 so each helper first makes sure the value is what it claims to be.
+
+The likely mistake is the catalogue's words (docs/mistakes.md), the same wherever it is named, so
+that the class report can count it; what one check saw that points to it is its `detail`
+(`Hint(text, detail)`). One slip often fails many checks of a part, each in its own way: a part's
+`Diagnosis` probes the submission a few times (once, and only when a check has failed) for the
+root causes it knows, and while a check it covers runs (`root_cause`), every failure of that
+check names the root cause found, instead of its own guess.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, NoReturn
+import contextlib
+import contextvars
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 import pytest
 import torch
 
+from ..text import NOT_ATTEMPTED
 from . import figures as fig
 
 TOLERANCES = {"cpu": (1e-5, 1e-4), "cuda": (1e-4, 1e-3)}
@@ -32,17 +43,136 @@ class Failure(AssertionError):
     """A check failed; the message is the student's feedback, `figures` what a picture shows better
     (plain data for the feedback page: see reports.figures)."""
 
-    def __init__(self, message: str, figures: list[dict] | None = None):
+    def __init__(self, message: str, figures: list[dict] | None = None, hint: str = ""):
         super().__init__(message)
         self.figures = list(figures or [])
+        self.hint = hint
 
 
-def fail(checked: str, expected: str, got: str, hint: str | None = None, figures: list[dict] | None = None) -> NoReturn:
-    """Raise the standard four-line feedback."""
+@dataclass(frozen=True)
+class Hint:
+    """A likely mistake: `text` in the catalogue's words (docs/mistakes.md; what CheckResult.hint and
+    the class report hold), `detail` what this check saw that points to it (shown after it)."""
+
+    text: str
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.text} — {self.detail}" if self.detail else self.text
+
+
+def as_hint(hint: "str | Hint | None") -> Hint | None:
+    if not hint:
+        return None
+    return hint if isinstance(hint, Hint) else Hint(str(hint))
+
+
+def fail(checked: str, expected: str, got: str, hint: "str | Hint | None" = None,
+         figures: list[dict] | None = None) -> NoReturn:
+    """Raise the standard four-line feedback; a root cause found for the running check (see
+    `Diagnosis`) is named instead of `hint`. A hint of NOT_ATTEMPTED (text.py: the check's subject was
+    left as released) is no mistake, and no root cause replaces it."""
     lines = [f"Checked: {checked}", f"Expected: {expected}", f"Got: {got}"]
-    if hint:
-        lines.append(f"Likely mistake: {hint}")
-    raise Failure("\n".join(lines), figures)
+    if as_hint(hint) and as_hint(hint).text == NOT_ATTEMPTED:
+        lines.append(f"Not attempted yet{' — ' + as_hint(hint).detail if as_hint(hint).detail else ''}")
+        raise Failure("\n".join(lines), figures, NOT_ATTEMPTED)
+    found = as_hint(_root_cause()) or as_hint(hint)
+    if found:
+        lines.append(f"Likely mistake: {found}")
+    raise Failure("\n".join(lines), figures, found.text if found else "")
+
+
+# ---------------------------------------------------------------- root causes
+
+
+Probe = Callable[[], "str | Hint | None"]
+
+
+class Diagnosis:
+    """The root cause behind the failures of some checks of a part, found by `probes` (each calls the
+    submission on inputs made to tell the known mistakes apart, and names the one it recognises, or
+    None): the first that names one wins. They run once per submission, the first time a covered check
+    fails (a correct submission never pays for them). A check may also `note` a cause it saw itself
+    (it ran out of memory, say) for the checks after it. A probe that breaks finds nothing: a diagnosis
+    changes which mistake a failure names, never a verdict."""
+
+    def __init__(self, *probes: Probe):
+        self.probes = list(probes)
+        self.noted: Hint | None = None
+        self._found: Hint | None = None
+        self._done = self._running = False
+
+    def note(self, hint: "str | Hint") -> None:
+        self.noted = self.noted or as_hint(hint)
+
+    def cause(self) -> Hint | None:
+        if self._running:  # a probe's own failure names its own mistake
+            return None
+        if not self._done:
+            self._running = True
+            token = _CAUSES.set(())  # a failure inside a probe names no root cause: it only ends that probe
+            try:
+                for probe in self.probes:
+                    found = _quietly(probe)
+                    if found:
+                        self._found = found
+                        break
+            finally:
+                _CAUSES.reset(token)
+                self._running, self._done = False, True
+        return self._found or self.noted
+
+
+def _quietly(probe: Probe) -> Hint | None:
+    from ..isolation.protocol import SandboxBreach
+
+    try:
+        return as_hint(probe())
+    except SandboxBreach:
+        raise
+    except Exception:  # noqa: BLE001 - a submission that breaks under a probe keeps each check's own hint
+        return None
+
+
+_CAUSES: contextvars.ContextVar[tuple[Diagnosis, ...]] = contextvars.ContextVar("root_causes", default=())
+
+
+@contextlib.contextmanager
+def root_cause(*diagnoses: Diagnosis) -> Iterator[None]:
+    """While this runs, a failure names the first root cause that `diagnoses` find (in their order)."""
+    token = _CAUSES.set(tuple(diagnoses))
+    try:
+        yield
+    finally:
+        _CAUSES.reset(token)
+
+
+def _root_cause() -> Hint | None:
+    for diagnosis in _CAUSES.get():
+        found = diagnosis.cause()
+        if found:
+            return found
+    return None
+
+
+def diagnosed(*names: str) -> Callable[[Any], Any]:
+    """Mark a check as covered by its module's diagnoses `names` (see `covering`)."""
+    def mark(test: Any) -> Any:
+        test.diagnosed_by = tuple(names)
+        return test
+    return mark
+
+
+def covering(test: Any, diagnoses: dict[str, Diagnosis]) -> list[Diagnosis]:
+    """The diagnoses of `diagnoses` that cover `test` (a check function marked with `diagnosed`)."""
+    return [diagnoses[name] for name in getattr(test, "diagnosed_by", ())]
+
+
+def some(values: Sequence[Any], most: int = 4, digits: int = 4) -> str:
+    """The first `most` of `values`, rounded, and "..." with how many there are when some are cut."""
+    values = list(values)
+    shown = ", ".join(repr(round(v, digits)) if type(v) is float else repr(v) for v in values[:most])
+    return f"[{shown}, ...] ({len(values)} in all)" if len(values) > most else f"[{shown}]"
 
 
 def tolerance(device: str | torch.device) -> tuple[float, float]:
@@ -78,8 +208,8 @@ def as_number(got: Any, checked: str) -> float:
     fail(checked, "a number", describe(got))
 
 
-def expect_close(got: Any, want: torch.Tensor, checked: str, *, hint: str | None = None,
-                 candidates: dict[str, torch.Tensor] | None = None, device: str | torch.device = "cpu",
+def expect_close(got: Any, want: torch.Tensor, checked: str, *, hint: "str | Hint | None" = None,
+                 candidates: "dict[str | Hint, torch.Tensor] | None" = None, device: str | torch.device = "cpu",
                  axes: tuple[str, str] | None = None, meaning: tuple[str, str] | None = None) -> None:
     """`got` equals `want` within the device's tolerance, else say where and how far off it is.
 
@@ -101,10 +231,10 @@ def expect_close(got: Any, want: torch.Tensor, checked: str, *, hint: str | None
     boolean = got.dtype == torch.bool and want.dtype == torch.bool  # drawn as True and False
     figures = fig.mismatch(checked, want.detach().cpu() if boolean else want_cpu,
                            got.detach().cpu() if boolean else got_cpu, atol=atol, rtol=rtol, axes=axes, meaning=meaning)
-    fail(checked, *_worst_entry(got_cpu, want_cpu), hint, figures)
+    fail(checked, *_worst_entry(got_cpu, want_cpu, atol, rtol), hint, figures)
 
 
-def expect(condition: bool, checked: str, expected: str, got: str, hint: str | None = None,
+def expect(condition: bool, checked: str, expected: str, got: str, hint: "str | Hint | None" = None,
            figures: Callable[[], list[dict | None]] | None = None) -> None:
     """Fail with the standard feedback unless `condition` holds; `figures` makes the pictures of the
     failure (called only when it fails; one that raises or gives None adds nothing)."""
@@ -122,15 +252,28 @@ def pictures(make: Callable[[], list[dict | None]] | None) -> list[dict]:
         return []
 
 
-def _worst_entry(got: torch.Tensor, want: torch.Tensor) -> tuple[str, str]:
+def _worst_entry(got: torch.Tensor, want: torch.Tensor, atol: float, rtol: float) -> tuple[str, str]:
+    """The entry furthest off, and how many differ as the pictures count them (fig.differing)."""
     if got.numel() == 0:
         return "an empty tensor", "an empty tensor"
     diff = (got - want).abs().nan_to_num(nan=float("inf"))
     index = unravel(int(diff.argmax()), tuple(diff.shape))
     where = f"[{', '.join(map(str, index))}]" if index else ""
-    bad = int((diff > 0).sum())
+    bad = int(fig.differing(want, got, atol, rtol).sum())
     return (f"value {want[index].item():.6g} at {where or 'the scalar'}",
-            f"{got[index].item():.6g} there ({bad} of {got.numel()} entries differ, largest gap {diff.max().item():.3g})")
+            f"{got[index].item():.6g} there ({bad:,} of {got.numel():,} entries differ, largest gap "
+            f"{diff.max().item():.3g})")
+
+
+def bounded_numel(shape: Any, limit: int) -> int:
+    """The product of a shape's sizes, or `limit` once it reaches it: a shape a submission reported
+    (60,000 sizes of 62 bits, say) costs a few comparisons, never a huge product."""
+    total = 1
+    for size in shape:
+        total *= size
+        if total >= limit:
+            return limit
+    return total
 
 
 def unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -40,11 +40,13 @@ class GradingPlugin(WorkerPlugin):
         self.settings = settings
         self.worker: WorkerProcess | None = None
         self.weaknesses: list[str] = []
+        self.isolation = ""
 
     def setup(self, worker: Any) -> None:
         self.lock = threading.Lock()  # made here, on the worker: the plugin travels pickled
         self.worker = WorkerProcess.standalone(WorkerSettings(**self.settings))
         self.weaknesses = self.worker.ready()
+        self.isolation = self.worker.isolation
 
     def teardown(self, worker: Any) -> None:
         if self.worker is not None:
@@ -88,13 +90,18 @@ def _weaknesses(dask_worker: Any) -> list[str]:
     return list(dask_worker.plugins[PLUGIN_NAME].weaknesses)
 
 
+def _isolation(dask_worker: Any) -> str:
+    return dask_worker.plugins[PLUGIN_NAME].isolation
+
+
 class DaskPool:
     """The same interface as batch.LocalPool, on a Dask cluster."""
 
     def __init__(self, settings: WorkerSettings, address: str, security: Any = None):
         self.settings, self.address, self.security = settings, address, security
         self.weaknesses: set[str] = set()
-        self.startup_seconds: float | None = None  # until every worker had its grading process
+        self.isolation = ""
+        self.ready_at: float | None = None  # when every worker had its grading process (time.monotonic)
         self.client: Any = None
         self._cluster: Any = None
 
@@ -108,7 +115,6 @@ class DaskPool:
         import time
         from dataclasses import asdict
 
-        started = time.monotonic()
         from distributed import Client, LocalCluster
 
         if self.address.startswith("local:"):
@@ -126,7 +132,8 @@ class DaskPool:
         self.client.register_plugin(GradingPlugin(asdict(self.settings)), name=PLUGIN_NAME)
         for found in self.client.run(_weaknesses).values():
             self.weaknesses.update(found)
-        self.startup_seconds = time.monotonic() - started
+        self.isolation = "; ".join(sorted(set(self.client.run(_isolation).values())))
+        self.ready_at = time.monotonic()
 
     def version_differences(self) -> list[str]:
         here = versions()
@@ -140,6 +147,12 @@ class DaskPool:
     def gpu_workers(self) -> bool:
         info = self.client.scheduler_info()
         return any(GPU in (w.get("resources") or {}) for w in info.get("workers", {}).values())
+
+    def ready(self) -> str:
+        """What confines each sandbox on the workers (connecting first)."""
+        if self.client is None:
+            self.connect()
+        return self.isolation
 
     def grade(self, submissions: list[Submission], parts: tuple[str, ...]) -> Iterator[GradedSubmission]:
         from distributed import as_completed

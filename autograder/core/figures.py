@@ -7,7 +7,9 @@ bounded where it is made, so that a feedback page stays small:
     grid     expected against got for a 2-D result (a mask, weights, an encoding), the differing
              cells as runs along the rows ([row, first column, last column]): at most GRID_MAX x
              GRID_MAX cells of the 2-D slice that holds the worst entry, from its start when a
-             difference is there, else around the worst entry
+             difference is there, else around the worst entry; how many cells differ in that slice
+             and in the whole result, and the slice's worst cells (at most ENTRIES_MAX), all counted
+             as the check's own message counts them (`differing`)
     entries  the worst entries of a result, as a table: at most ENTRIES_MAX rows
     loglog   times against T on log-log axes, against the line T^power: at most SERIES_MAX series
     calls    the duration of each call a timer made, by the grader's clock, and what the timer said
@@ -49,8 +51,9 @@ def _as_cpu(t: Any) -> torch.Tensor:
     return t.detach().to("cpu") if type(t) is torch.Tensor else torch.as_tensor(t)
 
 
-def _differ(expected: torch.Tensor, got: torch.Tensor, atol: float, rtol: float) -> torch.Tensor:
-    """Where `got` is not `expected`, as `expect_close` judges (NaN equals NaN)."""
+def differing(expected: torch.Tensor, got: torch.Tensor, atol: float, rtol: float) -> torch.Tensor:
+    """Where `got` is not `expected`, as `expect_close` judges (NaN equals NaN): the one count of
+    differing entries that a check's message, a picture's caption and its table all give."""
     if expected.dtype == torch.bool and got.dtype == torch.bool:
         return got != expected
     return ~torch.isclose(got.double(), expected.double(), atol=atol, rtol=rtol, equal_nan=True)
@@ -81,7 +84,7 @@ def grid(title: str, expected: Any, got: Any, *, rows: str = "row", cols: str = 
     boolean = expected.dtype == torch.bool and got.dtype == torch.bool
     if not boolean:
         expected, got = expected.double(), got.double()
-    differ = _differ(expected, got, atol, rtol)
+    differ = differing(expected, got, atol, rtol)
     gap = _gap(expected, got, differ)
     worst = int(gap.flatten().argmax()) if bool(differ.any()) else 0
     index = []
@@ -90,9 +93,14 @@ def grid(title: str, expected: Any, got: Any, *, rows: str = "row", cols: str = 
         index.append(i)
     index.reverse()
     lead, (r, c) = index[:-2], index[-2:]
+    differ_all, total_all = int(differ.sum()), int(differ.numel())
     for i in lead:
         expected, got, differ = expected[i], got[i], differ[i]
     R, C = expected.shape
+    gap = _gap(expected, got, differ)
+    worst = [divmod(k, C) for k in gap.flatten().argsort(descending=True, stable=True)[:ENTRIES_MAX].tolist()
+             if bool(differ.flatten()[k])]
+    cell = (lambda t, i, j: int(t[i, j])) if boolean else (lambda t, i, j: number(t[i, j]))
     r0 = _window(R, r, differ.any(dim=1), GRID_MAX)
     c0 = _window(C, c, differ[r0:r0 + GRID_MAX].any(dim=0), GRID_MAX)
     window = (slice(r0, r0 + GRID_MAX), slice(c0, c0 + GRID_MAX))
@@ -102,7 +110,10 @@ def grid(title: str, expected: Any, got: Any, *, rows: str = "row", cols: str = 
               "offset": [r0, c0], "shape": [R, C], "values": "bool" if boolean else "number",
               "expected": values(expected[window]), "got": values(got[window]),
               "differ": runs(differ[window]),
-              "differ_total": int(differ.sum()), "total": R * C}
+              "differ_total": int(differ.sum()), "total": R * C,
+              "worst": [[i, j, cell(expected, i, j), cell(got, i, j)] for i, j in worst]}
+    if lead:
+        figure["differ_all"], figure["total_all"] = differ_all, total_all
     if boolean and meaning:
         figure["meaning"] = [_text(meaning[0]), _text(meaning[1])]
     return figure
@@ -134,7 +145,7 @@ def entries(title: str, expected: Any, got: Any, *, atol: float = 0.0, rtol: flo
     expected, got = _as_cpu(expected), _as_cpu(got)
     if expected.shape != got.shape or expected.numel() == 0:
         return None
-    differ = _differ(expected, got, atol, rtol)
+    differ = differing(expected, got, atol, rtol)
     gap = _gap(expected, got, differ).flatten()
     order = [i for i in gap.argsort(descending=True, stable=True)[:ENTRIES_MAX].tolist() if bool(differ.flatten()[i])]
     shape = tuple(expected.shape)

@@ -19,7 +19,9 @@ from typing import Any, Callable, Iterator
 import pytest
 import torch
 
-from ..isolation.proxy import SandboxBreach, Student, StudentError
+from ..isolation import wire
+from ..isolation.protocol import SandboxBreach
+from ..isolation.proxy import Student, StudentError
 from .checks import Failure
 from .results import CheckResult
 from .slots import CpuSlots
@@ -40,8 +42,10 @@ class Current:
     seed_material: str  # the secret and the submission's id
     results: dict[tuple[str, str], CheckResult] = field(default_factory=dict)
     student: Student | None = None  # of the part being graded
-    fatal: BaseException | None = None  # a sandbox breach: grading must stop
+    fatal: BaseException | None = None  # the grader's own probe found a breach: grading must stop
     slots: CpuSlots | None = None  # held while computing, let go while a `waits` check waits
+    reference: Any = None  # what computes served calls (core.served.Reference)
+    secret: str = ""  # the course secret (a shuffled quiz's option order is keyed with it)
 
 
 class _Watchdog(Exception):
@@ -49,6 +53,7 @@ class _Watchdog(Exception):
 
 
 PLUGIN = pytest.StashKey["GradingPlugin"]()
+NOTES = pytest.StashKey[list]()  # an item's `note` lines
 
 
 class GradingPlugin:
@@ -97,6 +102,12 @@ class GradingPlugin:
                 slots.acquire()
 
     @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Any:
+        """Count the student's replies around the fixtures too (a study run once for several checks)."""
+        self._replies_before = self._replies()
+        yield
+
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Any:
         """Count the student's replies and start the watchdog around each check."""
         self._replies_before = self._replies()
@@ -120,16 +131,22 @@ class GradingPlugin:
         params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
         name = marker.kwargs["name"].format(**params)  # "{question}: ..." names one check per parameter
         result = self.current.results.setdefault((part, name), CheckResult(part, name, float(marker.kwargs["points"])))
+        if report.when == "call":
+            result.outputs += item.stash.get(NOTES, [])
         if not report.failed:
             return
         if call.excinfo is not None and isinstance(call.excinfo.value, SandboxBreach):
             self.current.fatal = call.excinfo.value
         result.passed = False
-        replied = report.when == "call" and self._replies() > self._replies_before
+        replied = report.when in ("setup", "call") and self._replies() > self._replies_before
         message, internal = _feedback(call.excinfo, replied)
         result.internal_error |= internal
-        if call.excinfo is not None and isinstance(call.excinfo.value, Failure):
-            result.figures += call.excinfo.value.figures[:MAX_FIGURES - len(result.figures)]
+        exc = call.excinfo.value if call.excinfo is not None else None
+        if isinstance(exc, Failure):
+            result.figures += exc.figures[:MAX_FIGURES - len(result.figures)]
+            result.hint = result.hint or exc.hint
+        elif isinstance(exc, StudentError):
+            result.trouble, result.detail = (result.trouble, result.detail) if result.trouble else (exc.kind, exc.detail)
         device = params.get("device")
         result.outputs.append(f"[on {device}] {message}" if device and device != "cpu" else message)
 
@@ -162,6 +179,23 @@ class _Fixtures:
     def module_gen(request: pytest.FixtureRequest) -> torch.Generator:
         """For work shared by several checks of one module (a study run once)."""
         return request.config.stash[PLUGIN].generator(request.node.nodeid)
+
+    @pytest.fixture
+    @staticmethod
+    def served(request: pytest.FixtureRequest, student: Student) -> Callable[[str], wire.Handle]:
+        """`served(name)`: a function of `core.served.WORKLOADS` to hand to the submission's code; its
+        calls are computed by the grader, and the submission sees only a neutral handle."""
+        from .served import workload
+
+        current = request.config.stash[PLUGIN].current
+        return lambda name: student.remote(workload(name, current.reference, lambda: student.deadline), values=True)
+
+    @pytest.fixture
+    @staticmethod
+    def note(request: pytest.FixtureRequest) -> Callable[[str], None]:
+        """`note(text)`: a line of the check's feedback whether it passes or fails (why a right answer is right)."""
+        notes = request.node.stash.setdefault(NOTES, [])
+        return lambda text: notes.append(str(text))
 
     @pytest.fixture
     @staticmethod

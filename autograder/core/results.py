@@ -8,8 +8,18 @@ to resume, and what the nbgrader gradebook is written from).
 from __future__ import annotations
 
 import enum
+import fnmatch
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from .submission import REFUSED
+from .tampering import Tampering
+
+
+# How the sandbox's troubles read in a status (isolation.protocol's error kinds, plain strings here).
+TIMEOUT, BUDGET, MEMORY, CRASH, PROTOCOL = "timeout", "budget", "memory", "crash", "protocol"
+PASSED = "Passed."  # a passing check's output on Gradescope, when it has no note
+TROUBLE_LABELS = (("timed out", (TIMEOUT, BUDGET)), ("out of memory", (MEMORY,)), ("crashed", (CRASH, PROTOCOL)))
 
 
 class Status(str, enum.Enum):
@@ -31,27 +41,54 @@ class CheckResult:
     outputs: list[str] = field(default_factory=list)
     internal_error: bool = False  # the grader itself broke: the check says nothing of the student's work
     figures: list[dict] = field(default_factory=list)  # what a picture shows better than words (reports.figures)
+    hint: str = ""  # the likely mistake the grader named (its own words, never the submission's)
+    trouble: str = ""  # why the submission's code did not answer, as the grader saw it (protocol error kinds)
+    detail: str = ""  # how, for a crash: "exit status 1", "signal 11 (SIGSEGV)"
 
     @property
     def score(self) -> float:
         return self.max_score if self.passed else 0.0
 
-    def to_gradescope(self) -> dict[str, Any]:
+    def to_gradescope(self, visibility: str = "visible") -> dict[str, Any]:
         """A Gradescope test entry; its name starts with "<part>/"."""
         entry = {"name": f"{self.part}/{self.name}", "score": self.score, "max_score": self.max_score,
                  "status": "passed" if self.passed else "failed",
-                 "output": "\n\n".join(self.outputs) if self.outputs else "Passed.", "visibility": "visible"}
-        if self.figures:
-            entry["extra_data"] = {"figures": self.figures}
+                 "output": "\n\n".join(self.outputs) if self.outputs else PASSED, "visibility": visibility}
+        extra = {k: v for k, v in (("figures", self.figures), ("hint", self.hint), ("trouble", self.trouble),
+                                   ("detail", self.detail)) if v}
+        if extra:
+            entry["extra_data"] = extra
         return entry
 
     @classmethod
     def from_gradescope(cls, test: dict[str, Any]) -> "CheckResult":
         part, _, name = str(test["name"]).partition("/")
         passed = test["status"] == "passed"
-        figures = list((test.get("extra_data") or {}).get("figures", []))
-        return cls(part, name, float(test["max_score"]), passed, [] if passed else [str(test.get("output", ""))],
-                   figures=figures)
+        extra = test.get("extra_data") or {}
+        output = str(test.get("output", ""))
+        return cls(part, name, float(test["max_score"]), passed, [] if passed and output == PASSED else [output],
+                   figures=list(extra.get("figures", [])), hint=str(extra.get("hint", "")),
+                   trouble=str(extra.get("trouble", "")), detail=str(extra.get("detail", "")))
+
+
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")  # Gradescope's, per test
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """When a student sees each check on Gradescope: `default`, but the checks matching a pattern of
+    `visible` (fnmatch on "<part>/<check>": the public self-checks' equivalents, say) at once."""
+
+    default: str = "visible"
+    visible: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.default not in VISIBILITIES:
+            raise ValueError(f"visibility {self.default!r}: one of {', '.join(VISIBILITIES)}")
+
+    def of(self, check: CheckResult) -> str:
+        name = f"{check.part}/{check.name}"
+        return "visible" if any(fnmatch.fnmatchcase(name, p) for p in self.visible) else self.default
 
 
 @dataclass
@@ -64,6 +101,9 @@ class GradedSubmission:
     error: str = ""  # why the grader could not grade it (a fault of ours)
     seconds: float = 0.0
     part_seconds: dict[str, float] = field(default_factory=dict)  # wall time of each part's checks
+    notes: list[str] = field(default_factory=list)  # what the status should say that is no problem (a file's name)
+    # what it tried that an honest submission never does (for the instructor: never in results.json, never a score)
+    tampering: Tampering = field(default_factory=Tampering)
 
     @property
     def status(self) -> Status:
@@ -72,13 +112,22 @@ class GradedSubmission:
         return Status.PROBLEMS if self.problems else Status.GRADED
 
     def status_text(self) -> str:
-        """The status with its reason, for grades.csv and the class table."""
+        """The status with its reason, for grades.csv and the class table: graded; timed out, out of memory,
+        crashed (how), refused file, where the grader saw that happen; grader error (then no score)."""
         if self.status is Status.GRADER_ERROR:
             reason = self.error or next(o for c in self.checks if c.internal_error for o in c.outputs)
             return f"{Status.GRADER_ERROR.value}: {reason}"[:300]
-        if self.status is Status.PROBLEMS:
-            return f"{Status.PROBLEMS.value}: " + "; ".join(self.problems)
-        return Status.GRADED.value
+        failed = [c for c in self.checks if not c.passed]
+        kinds = [label for label, troubles in TROUBLE_LABELS if any(c.trouble in troubles for c in failed)]
+        crash = next((c for c in failed if c.trouble in (CRASH, PROTOCOL)), None)
+        if crash is not None and crash.detail:
+            kinds[kinds.index("crashed")] = f"crashed ({crash.detail})"
+        if any(p.endswith(REFUSED) for p in self.problems):
+            kinds.append("refused file")
+        text = ", ".join(kinds) or (Status.PROBLEMS.value if self.problems else Status.GRADED.value)
+        if self.problems:
+            text += ": " + "; ".join(self.problems)
+        return text + (f" ({'; '.join(self.notes)})" if self.notes else "")
 
     def part_scores(self) -> dict[str, tuple[float, float]]:
         """part -> (score, maximum), in the order the checks ran."""
@@ -107,17 +156,22 @@ class GradedSubmission:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "GradedSubmission":
         return cls(str(data["id"]), [CheckResult(**c) for c in data.get("checks", [])], list(data.get("problems", [])),
-                   str(data.get("error", "")), float(data.get("seconds", 0.0)), dict(data.get("part_seconds", {})))
+                   str(data.get("error", "")), float(data.get("seconds", 0.0)), dict(data.get("part_seconds", {})),
+                   list(data.get("notes", [])), Tampering.from_json(data.get("tampering")))
 
-    def to_gradescope(self) -> dict[str, Any]:
-        """Gradescope's results.json: one test per check; what Gradescope does not read goes in extra_data."""
-        lines = [f"{part}: {got:g} / {most:g}" for part, (got, most) in self.part_scores().items()]
-        lines += [f"Note: {p}" for p in self.problems]
+    def to_gradescope(self, visibility: "Visibility | None" = None) -> dict[str, Any]:
+        """Gradescope's results.json: one test per check, each shown as `visibility` says; a summary (the
+        total, each part, what was found in the upload); what Gradescope does not read goes in extra_data."""
+        visibility = visibility or Visibility()
+        lines = [f"Total: {self.total:g} / {self.max_score:g}"]
+        lines += [f"{part}: {got:g} / {most:g}" for part, (got, most) in self.part_scores().items()]
+        lines += [f"Note: {p}" for p in self.problems + self.notes]
         if self.error:
             lines.append(f"Not graded: {self.error}")
-        return {"score": self.total, "output": "\n".join(lines), "visibility": "visible",
-                "tests": [c.to_gradescope() for c in self.checks],
-                "extra_data": {"submission": self.id, "problems": self.problems, "error": self.error,
+        return {"score": self.total, "execution_time": round(self.seconds, 3), "output": "\n".join(lines),
+                "visibility": "visible", "stdout_visibility": "hidden",
+                "tests": [c.to_gradescope(visibility.of(c)) for c in self.checks],
+                "extra_data": {"submission": self.id, "problems": self.problems, "notes": self.notes, "error": self.error,
                                "seconds": round(self.seconds, 3), "part_seconds": self.part_seconds,
                                "internal_errors": [i for i, c in enumerate(self.checks) if c.internal_error]}}
 
@@ -128,4 +182,4 @@ class GradedSubmission:
         for i in extra.get("internal_errors", []):
             checks[i].internal_error = True
         return cls(str(extra.get("submission", "")), checks, list(extra.get("problems", [])), str(extra.get("error", "")),
-                   float(extra.get("seconds", 0.0)), dict(extra.get("part_seconds", {})))
+                   float(extra.get("seconds", 0.0)), dict(extra.get("part_seconds", {})), list(extra.get("notes", [])))

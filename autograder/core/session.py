@@ -13,22 +13,24 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import pytest
 
 from .. import assignment
-from ..isolation.proxy import Channel, Clock, Student, in_process_channel
+from ..isolation.limits import BUDGET_SECONDS
+from ..isolation.proxy import LOADING, Channel, Clock, Student, in_process_channel
 from .plugin import Current, GradingPlugin
 from .results import GradedSubmission
+from .served import Reference, served_names
+from . import tampering
 from .slots import CpuSlots
 from .submission import Submission
 
 if TYPE_CHECKING:
     from ..isolation.sandbox import ZygoteClient
 
-Backend = Callable[[], tuple[Channel, Callable[[], None]]]  # a fresh channel to a new process, and its closer
+CUDA_RESERVE_BYTES = 2**30  # of each GPU, kept by a grading worker for its own CUDA reference values
 PYTEST_OPTIONS = ["-s", "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:warnings", "-p", "no:logging",
                   "-p", "no:doctest", "-p", "no:junitxml", "-p", "no:pastebin", "-p", "no:stepwise", "--noconftest"]
 
@@ -47,48 +49,66 @@ class TimeLimits:
     """How long one call into a submission, and all calls for one submission, may take."""
 
     call_seconds: float = 60.0
-    budget_seconds: float = 600.0
+    budget_seconds: float = BUDGET_SECONDS
 
 
 def configure_grading_process() -> None:
     """One thread (workers run side by side, and waking a thread pool on a busy machine costs more
-    than the graders' small tensors), and no TF32 in reference values. What is loaded by now (torch,
+    than the graders' small tensors), no TF32 in reference values, and on a GPU a reserve of memory
+    that this worker's allocator keeps for its own CUDA reference values. What is loaded by now (torch,
     pytest, the graders) lives as long as the process: the garbage collector leaves it alone, so a
     collection does not walk it (seconds at the end of a run) nor copy the pages a forked worker shares."""
     import gc
 
     import torch
 
+    from ..isolation.confinement import keep_memory_private
+
+    keep_memory_private()
     gc.freeze()
     torch.set_num_threads(1)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    if torch.cuda.is_available():  # held in the caching allocator, so sandboxes cannot starve the CUDA reference
+        for device in range(torch.cuda.device_count()):
+            torch.empty(CUDA_RESERVE_BYTES, dtype=torch.uint8, device=f"cuda:{device}")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """Where a submission's code runs and what computes the names the grader serves it (`reference`).
+    `new_submission()` gives what a submission's parts share (its code, loaded once), ended after its
+    last part; `open_channel(shared)` a fresh channel for one part, and its closer."""
+
+    new_submission: Callable[[], Any]
+    open_channel: Callable[[Any], tuple[Channel, Callable[[], None]]]
+    reference: "Reference"
 
 
 def sandbox_backend(zygote: "ZygoteClient") -> Backend:
-    """Each part of a submission in a sandbox of its own (see autograder.isolation)."""
-    from ..isolation.sandbox import SandboxChannel
+    """A submission loaded once in a sandbox of its own, each part in a process forked from it (see
+    autograder.isolation); served calls computed by a reference process beside this worker."""
+    from ..isolation.sandbox import Loads, SandboxChannel
+    from .served import ReferenceProcess
 
-    def open_channel() -> tuple[Channel, Callable[[], None]]:
-        channel = SandboxChannel(zygote)
+    def open_channel(loads: Loads) -> tuple[Channel, Callable[[], None]]:
+        channel = SandboxChannel(loads)
         return channel, channel.close
 
-    return open_channel
+    return Backend(lambda: Loads(zygote), open_channel, ReferenceProcess())
 
 
-def in_process_backend() -> tuple[Channel, Callable[[], None]]:
+class _Nothing:
+    def close(self) -> None:
+        pass
+
+
+def in_process_backend() -> Backend:
     """The submission's code in this very process: for nbgrader grade cells, which already run in
     the student's kernel. No isolation."""
-    return in_process_channel(), lambda: None
+    from .served import InProcessReference
 
-
-@lru_cache(maxsize=None)
-def injection(part_name: str) -> tuple[tuple[tuple[str, ...], str], ...]:
-    """The reference source of every other part that defines names, so one mistake costs points once."""
-    if not assignment.part(part_name).names:
-        return ()
-    return tuple((p.names, assignment.reference_source(p.name)) for p in assignment.PARTS
-                 if p.names and p.name != part_name)
+    return Backend(_Nothing, lambda shared: (in_process_channel(), lambda: None), InProcessReference())
 
 
 class _Driver:
@@ -128,13 +148,19 @@ class _Driver:
         clock = Clock(self.limits.call_seconds, self.limits.budget_seconds)
         submission = job.submission
 
+        shared = self.backend.new_submission()
+        students: list[Student] = []
+
         def open_student(part_name: str) -> Student:
-            channel, close = self.backend()
+            channel, close = self.backend.open_channel(shared)
             student = Student(channel, clock, close)
-            student.load(submission.cells_for(part_name), [(list(n), s) for n, s in injection(part_name)])
+            students.append(student)
+            student.load(submission.cells_for(part_name),
+                         served_names(part_name, self.backend.reference, lambda: student.deadline))
             return student
 
-        current = Current(open_student, f"{job.secret}\0{submission.id}", slots=self.slots)
+        current = Current(open_student, f"{job.secret}\0{submission.id}", slots=self.slots,
+                          reference=self.backend.reference, secret=job.secret)
         self.plugin.current = current
         part_seconds: dict[str, float] = {}
         try:
@@ -147,15 +173,28 @@ class _Driver:
                     item.session._setupstate.teardown_exact(None)
                     raise current.fatal
         finally:
+            shared.close()
             self.plugin.current = None
             if self.slots is not None:
                 self.slots.release()
         graded = GradedSubmission(submission.id, list(current.results.values()), list(submission.problems),
                                   seconds=time.monotonic() - start,
-                                  part_seconds={p: round(s, 4) for p, s in part_seconds.items()})
+                                  part_seconds={p: round(s, 4) for p, s in part_seconds.items()},
+                                  notes=list(submission.notes), tampering=_tampering(submission, students))
         if not graded.checks:
             graded.error = f"no checks ran for the parts {', '.join(job.parts)}"
         return graded
+
+
+def _tampering(submission: Submission, students: list[Student]) -> tampering.Tampering:
+    """What its code tries, and what its processes sent that no honest one sends (a forged reply to its
+    loading is one message, however many parts were given it)."""
+    found = tampering.scan(submission.cells)
+    forged = [f for s in students for f in s.forged if not f.startswith(LOADING)]
+    forged += sorted({f for s in students for f in s.forged if f.startswith(LOADING)})
+    for what in forged:
+        found.add(tampering.FORGED, what)
+    return found
 
 
 def grade_all(jobs: Iterable[Job], backend: Backend, limits: TimeLimits,
@@ -177,6 +216,7 @@ def grade_all(jobs: Iterable[Job], backend: Backend, limits: TimeLimits,
             os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
         else:
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
+    backend.reference.close()
     if driver.error is not None:
         raise driver.error
     if driver.collection_errors or status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):

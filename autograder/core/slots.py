@@ -15,6 +15,49 @@ import time
 POLL_SECONDS = 0.002
 
 
+def usable_cpus() -> int:
+    """The cores this process may use: its CPU affinity, and no more than its cgroup's CPU quota (a
+    container's `--cpus`, Gradescope's half a CPU counts as one), at least one."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    quota = _cgroup_quota()
+    return max(1, min(cores, int(quota + 0.999) if quota else cores))
+
+
+def memory_limit() -> int | None:
+    """This process's cgroup memory limit in bytes (a container's `--memory`, Gradescope's 768 MB), or None
+    when it has none, or none can be read."""
+    try:
+        for line in open("/proc/self/cgroup").read().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if controllers == "" and os.path.exists(f"/sys/fs/cgroup{path}/memory.max"):
+                limit = open(f"/sys/fs/cgroup{path}/memory.max").read().strip()
+                return None if limit == "max" else int(limit)
+            if "memory" in controllers.split(","):
+                limit = int(open(f"/sys/fs/cgroup/memory{path}/memory.limit_in_bytes").read())
+                return None if limit >= 2**60 else limit
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _cgroup_quota() -> float | None:
+    """This process's cgroup CPU quota in cores (v2 cpu.max, or v1 cpu.cfs_quota_us), None when unlimited or unknown."""
+    try:
+        for line in open("/proc/self/cgroup").read().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if controllers == "":
+                quota, period = open(f"/sys/fs/cgroup{path}/cpu.max").read().split()
+                return None if quota == "max" else int(quota) / int(period)
+            if "cpu" in controllers.split(","):
+                base = next(f"/sys/fs/cgroup/{c}" for c in ("cpu,cpuacct", "cpu") if os.path.isdir(f"/sys/fs/cgroup/{c}"))
+                quota = int(open(f"{base}{path}/cpu.cfs_quota_us").read())
+                period = int(open(f"{base}{path}/cpu.cfs_period_us").read())
+                return None if quota <= 0 else quota / period
+    except (OSError, ValueError, StopIteration):
+        return None
+    return None
+
+
 class CpuSlots:
     """The slots as one worker sees them."""
 

@@ -6,20 +6,27 @@ anything is read; a notebook that is not valid JSON (or nested too deeply to
 read) is noted as unreadable. Nothing a student chose can make the grader read
 anything outside the submission or wait on it.
 
-Only answer cells (matched by nbgrader grade_id) and the read-only setup cells
-of the *release* notebook run: a student cannot slip code into a setup cell,
-and exploratory or plotting cells never run while grading.
+Only answer cells (matched by nbgrader grade_id), the read-only setup cells
+of the *release* notebook, and the definitions in cells the student added run:
+a student cannot slip code into a setup cell, helpers written in a cell of
+their own count as they do in the notebook, and exploratory or plotting
+statements never run while grading.
 """
 
 from __future__ import annotations
 
+import ast
+import io
 import json
 import os
+import re
 import stat
+import time
+import zipfile
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePath
+from typing import Any, Callable
 
 from .. import assignment
 from ..text import printable
@@ -30,6 +37,7 @@ MAX_FILES = 500  # entries looked at in a submission folder
 MAX_DEPTH = 8
 
 Cell = tuple[str, str]  # (label shown in tracebacks, code)
+REFUSED = "so it was not read"  # how every note on a refused file ends (a file's name only ever comes before it)
 
 
 @dataclass
@@ -39,6 +47,7 @@ class Submission:
     id: str
     cells: dict[str, list[Cell]] = field(default_factory=dict)  # notebook name -> cells
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what a person should know that is not a problem (a file's name)
     newest_file: float = 0.0  # modification time of its newest file: a later resubmission is graded again
 
     def cells_for(self, part: str) -> list[Cell]:
@@ -46,21 +55,57 @@ class Submission:
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "cells": {k: [list(c) for c in v] for k, v in self.cells.items()},
-                "problems": self.problems, "newest_file": self.newest_file}
+                "problems": self.problems, "notes": self.notes, "newest_file": self.newest_file}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Submission":
         cells = {str(k): [(str(a), str(b)) for a, b in v] for k, v in data["cells"].items()}
-        return cls(str(data["id"]), cells, [str(p) for p in data["problems"]], float(data.get("newest_file", 0.0)))
+        return cls(str(data["id"]), cells, [str(p) for p in data["problems"]], [str(n) for n in data.get("notes", [])],
+                   float(data.get("newest_file", 0.0)))
 
 
 class SubmissionError(ValueError):
     """A path that is not a submission at all."""
 
 
+MAX_ID_BYTES = 120  # an id is a folder name in --out: far below the file system's 255 bytes
+RESERVED_IDS = ("grades.csv", "class_report.html", "nbgrader-gradebook.log")  # the run's own files in --out
+
+
 def submission_id(path: Path) -> str:
-    """The folder's name, or the file's stem."""
-    return path.name if path.is_dir() and not path.is_symlink() else path.stem
+    """The folder's name, or the file's stem, made safe to be a folder name in --out (see `safe_id`)."""
+    return safe_id(path.name if path.is_dir() and not path.is_symlink() else path.stem)
+
+
+def safe_id(name: str) -> str:
+    """`name` as an id that can only ever be one folder inside --out, and can be written anywhere:
+    bytes that are not UTF-8 read as Latin-1 (as unzip leaves `Müller`), separators, control
+    characters and leading dots replaced, never empty, `.` or `..`, nor one of the run's own files."""
+    raw = os.fsencode(name)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("latin-1")
+    text = "".join("_" if c in "/\\" or not c.isprintable() else c for c in text).strip().lstrip(".")
+    while len(text.encode("utf-8")) > MAX_ID_BYTES:
+        text = text[:-1]
+    text = text.strip() or "submission"
+    return text + "_" if text.lower() in RESERVED_IDS else text
+
+
+def unique_ids(ids: list[str]) -> list[str]:
+    """The same ids, a later one that would share a folder with an earlier one (also on a file system
+    that ignores case) given a suffix `~2`, `~3`...: two submissions never share an id."""
+    taken: set[str] = set()
+    found = []
+    for sid in ids:
+        candidate, n = sid, 1
+        while candidate.lower() in taken:
+            n += 1
+            candidate = f"{sid}~{n}"
+        taken.add(candidate.lower())
+        found.append(candidate)
+    return found
 
 
 def read_submission(path: Path, sid: str | None = None) -> Submission:
@@ -74,9 +119,13 @@ def read_submission(path: Path, sid: str | None = None) -> Submission:
     if stat.S_ISDIR(info.st_mode):
         _read_folder(submission, path)
     elif stat.S_ISREG(info.st_mode) and path.suffix in (".py", ".ipynb"):
-        _read_file(submission, path, path.name)
+        _read_file(submission, _on_disk(path, path.name, info), notebook_named(path.stem) or assignment.NOTEBOOKS[0])
+    elif stat.S_ISREG(info.st_mode) and path.suffix == ".zip":
+        found: list[File] = []
+        _unzip(submission, _on_disk(path, path.name, info), found)
+        _choose(submission, found)
     elif stat.S_ISREG(info.st_mode):
-        raise SubmissionError(f"{path}: a submission is a .py module, a .ipynb notebook or a folder")
+        raise SubmissionError(f"{path}: a submission is a .py module, a .ipynb notebook, a .zip of them or a folder")
     else:
         submission.problems.append(_refused(path.name, info))
     if not submission.cells and not submission.problems:
@@ -84,19 +133,81 @@ def read_submission(path: Path, sid: str | None = None) -> Submission:
     return submission
 
 
+def notebook_named(stem: str) -> str | None:
+    """The assignment's notebook a file's name stands for, as students and LMSs name them: any case, a copy's
+    suffix (`quiz (1)`, `attention-copy`, Canvas's `attention-1`), an LMS's prefix (Canvas's
+    `smithjohn_12345_678_attention`, Moodle's `Ann Lee_123_assignsubmission_file_attention`)."""
+    text = stem.lower().strip()
+    text = re.sub(r"\s*\(\d+\)$", "", text)
+    text = re.sub(r"[\s_-]*copy\s*\d*$", "", text)
+    text = re.sub(r"-\d+$", "", text)
+    for notebook in assignment.NOTEBOOKS:
+        if text == notebook or re.search(rf"(^|[\s_.-]){re.escape(notebook)}$", text):
+            return notebook
+    return None
+
+
+@dataclass(frozen=True)
+class File:
+    """A file of a submission, on disk or in a zip it uploaded: read only through `read`, within a limit."""
+
+    shown: str  # as the notes name it: its path within the submission
+    name: str
+    mtime: float
+    read: Callable[[int], "bytes | str"]  # its bytes (at most the limit), or why they were not read
+
+    @property
+    def stem(self) -> str:
+        return PurePath(self.name).stem
+
+    @property
+    def suffix(self) -> str:
+        return PurePath(self.name).suffix
+
+
+def _on_disk(path: Path, shown: str, info: os.stat_result) -> File:
+    return File(shown, path.name, info.st_mtime, lambda limit: _read_bytes(path, limit))
+
+
 def _read_folder(submission: Submission, folder: Path) -> None:
-    found: list[tuple[str, Path]] = []  # (path shown in notes, path)
+    found: list[File] = []
     _scan(submission, folder, "", found, 0)
-    notebooks = [(shown, p) for shown, p in found if p.suffix == ".ipynb" and p.stem in assignment.NOTEBOOKS]
-    modules = [(shown, p) for shown, p in found if p.suffix == ".py" and p.name not in assignment.PUBLIC_HELPERS]
-    for shown, path in notebooks or modules:
-        _read_file(submission, path, shown)
-    if not notebooks and not modules:
-        submission.problems.append("no attention.ipynb, quiz.ipynb or .py file found")
+    _choose(submission, found)
 
 
-def _scan(submission: Submission, folder: Path, prefix: str, found: list[tuple[str, Path]], depth: int) -> None:
-    """Every regular .py and .ipynb file below `folder`, links and special files refused."""
+def _choose(submission: Submission, found: list["File"]) -> None:
+    """Read the files that stand for the assignment's notebooks (or, without any, its .py modules), and
+    say which file was read for which notebook and which is missing."""
+    chosen: dict[str, File] = {}
+    for file in found:
+        notebook = notebook_named(file.stem) if file.suffix == ".ipynb" else None
+        best = chosen.get(notebook) if notebook else None
+        if notebook and (best is None or (file.stem == notebook, file.mtime) > (best.stem == notebook, best.mtime)):
+            chosen[notebook] = file  # the exactly named file first, then the newest
+    modules = [f for f in found if f.suffix == ".py" and f.name not in assignment.PUBLIC_HELPERS]
+    if chosen:
+        for notebook, file in chosen.items():
+            _read_file(submission, file, notebook)
+            if file.shown != f"{notebook}.ipynb":
+                submission.notes.append(f"{notebook}.ipynb read from {printable(file.shown)}")
+        missing = [n for n in assignment.NOTEBOOKS if n not in chosen]
+        submission.problems += [f"no {n}.ipynb found (its part{'s' if len(_parts_of(n)) > 1 else ''} "
+                                f"{', '.join(_parts_of(n))} score 0)" for n in missing]
+    elif modules:
+        for file in modules:
+            _read_file(submission, file, assignment.NOTEBOOKS[0])
+    else:
+        names = ", ".join(printable(f.shown) for f in found[:10]) or "nothing"
+        submission.problems.append(f"no attention.ipynb, quiz.ipynb or .py file found (found: {names})")
+
+
+def _parts_of(notebook: str) -> list[str]:
+    return [p.name for p in assignment.PARTS if p.notebook == notebook]
+
+
+def _scan(submission: Submission, folder: Path, prefix: str, found: list[File], depth: int) -> None:
+    """Every regular .py and .ipynb file below `folder`, and in the .zip files there; links and special
+    files refused."""
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
@@ -113,16 +224,17 @@ def _scan(submission: Submission, folder: Path, prefix: str, found: list[tuple[s
                 _scan(submission, Path(entry.path), shown + "/", found, depth + 1)
         elif stat.S_ISREG(info.st_mode):
             if Path(entry.name).suffix in (".py", ".ipynb"):
-                found.append((shown, Path(entry.path)))
-                submission.newest_file = max(submission.newest_file, info.st_mtime)
-        elif Path(entry.name).suffix in (".py", ".ipynb") or stat.S_ISLNK(info.st_mode):
+                found.append(_on_disk(Path(entry.path), shown, info))
+            elif Path(entry.name).suffix == ".zip":
+                _unzip(submission, _on_disk(Path(entry.path), shown, info), found)
+        elif Path(entry.name).suffix in (".py", ".ipynb", ".zip") or stat.S_ISLNK(info.st_mode):
             submission.problems.append(_refused(shown, info))
 
 
 def _refused(shown: str, info: os.stat_result) -> str:
     if stat.S_ISLNK(info.st_mode):
-        return f"{printable(shown)} is a symbolic link: links are never followed, so it was not read"
-    return f"{printable(shown)} is not a regular file (a pipe, socket or device), so it was not read"
+        return f"{printable(shown)} is a symbolic link: links are never followed, {REFUSED}"
+    return f"{printable(shown)} is not a regular file (a pipe, socket or device), {REFUSED}"
 
 
 def _read_bytes(path: Path, limit: int) -> bytes | str:
@@ -135,28 +247,79 @@ def _read_bytes(path: Path, limit: int) -> bytes | str:
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fh.fileno())
         if not stat.S_ISREG(info.st_mode):
-            return "is not a regular file, so it was not read"
+            return f"is not a regular file, {REFUSED}"
         if info.st_size > limit:
-            return f"is {info.st_size:,} bytes, over the limit of {limit:,}, so it was not read"
+            return f"is {info.st_size:,} bytes, over the limit of {limit:,}, {REFUSED}"
         return fh.read(limit + 1)[:limit]
 
 
-def _read_file(submission: Submission, path: Path, shown: str) -> None:
-    submission.newest_file = max(submission.newest_file, os.lstat(path).st_mtime)
-    data = _read_bytes(path, MAX_NOTEBOOK_BYTES if path.suffix == ".ipynb" else MAX_PY_BYTES)
+def _read_file(submission: Submission, file: File, notebook: str) -> None:
+    submission.newest_file = max(submission.newest_file, file.mtime)
+    data = file.read(MAX_NOTEBOOK_BYTES if file.suffix == ".ipynb" else MAX_PY_BYTES)
     if isinstance(data, str):
-        submission.problems.append(f"{printable(shown)} {data}")
+        submission.problems.append(f"{printable(file.shown)} {data}")
         return
-    if path.suffix == ".py":
+    if file.suffix == ".py":
         code = data.decode("utf-8", errors="replace")
-        for notebook in assignment.NOTEBOOKS:
-            submission.cells.setdefault(notebook, []).append((printable(path.name), code))
+        for name in assignment.NOTEBOOKS:
+            submission.cells.setdefault(name, []).append((printable(file.name), code))
     else:
-        _add_notebook(submission, data, path.stem, shown)
+        _add_notebook(submission, data, notebook, file.shown)
 
 
-def _add_notebook(submission: Submission, data: bytes, stem: str, shown: str) -> None:
-    name = stem if stem in assignment.NOTEBOOKS else assignment.NOTEBOOKS[0]
+MAX_ZIP_BYTES = 64 * 2**20
+S_IFLNK = 0o120000
+
+
+def _unzip(submission: Submission, archive: File, found: list[File]) -> None:
+    """The .py and .ipynb members of an uploaded zip, read in memory: a member that is a link, a path
+    out of the archive or a file over its limit (however small its header says it is) is refused."""
+    data = archive.read(MAX_ZIP_BYTES)
+    if isinstance(data, str):
+        submission.problems.append(f"{printable(archive.shown)} {data}")
+        return
+    try:
+        members = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except (zipfile.BadZipFile, ValueError, OSError):
+        submission.problems.append(f"{printable(archive.shown)}: not a readable zip, {REFUSED}")
+        return
+    book = zipfile.ZipFile(io.BytesIO(data))
+    for member in members[:MAX_FILES]:
+        name = member.filename
+        shown = f"{archive.shown}/{name}"
+        if member.is_dir() or "__MACOSX/" in name or PurePath(name).name.startswith("._"):
+            continue
+        if PurePath(name).suffix not in (".py", ".ipynb"):
+            continue
+        if (member.external_attr >> 16) & 0o170000 == S_IFLNK:
+            submission.problems.append(f"{printable(shown)} is a symbolic link: links are never followed, {REFUSED}")
+            continue
+        mtime = _zip_time(member)
+        found.append(File(shown, PurePath(name).name, mtime, lambda limit, m=member: _read_member(book, m, limit)))
+        submission.newest_file = max(submission.newest_file, mtime)
+
+
+def _read_member(book: zipfile.ZipFile, member: zipfile.ZipInfo, limit: int) -> bytes | str:
+    if member.file_size > limit:
+        return f"is {member.file_size:,} bytes, over the limit of {limit:,}, {REFUSED}"
+    try:
+        with book.open(member) as fh:
+            data = fh.read(limit + 1)  # a header that lies about the size stops here
+    except (zipfile.BadZipFile, ValueError, OSError, RuntimeError, NotImplementedError) as exc:
+        return f"could not be unpacked ({type(exc).__name__}), {REFUSED}"
+    if len(data) > limit:
+        return f"unpacks to more than {limit:,} bytes, {REFUSED}"
+    return data
+
+
+def _zip_time(member: zipfile.ZipInfo) -> float:
+    try:
+        return time.mktime((*member.date_time, 0, 0, -1))
+    except (OverflowError, ValueError):
+        return 0.0
+
+
+def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) -> None:
     student = _notebook_cells(data)
     if student is None:
         submission.problems.append(f"{printable(shown)}: unreadable notebook (not valid notebook JSON)")
@@ -172,10 +335,13 @@ def _add_notebook(submission: Submission, data: bytes, stem: str, shown: str) ->
             continue
         answers[grade_id] = code
     cells: list[Cell] = []
+    added = _added_definitions(data, name)
     for grade_id, code, is_answer in release_cells(name):
         if not is_answer and grade_id.startswith(assignment.SETUP_CELL_PREFIX):
             cells.append((f"{name}.ipynb, cell {grade_id}", code))
         elif is_answer:
+            cells += added  # after the setup, before every answer cell: an answer cell's own definition wins
+            added = []
             if grade_id not in answers:
                 submission.problems.append(f"{printable(shown)}: answer cell {grade_id} is missing")
                 continue
@@ -195,8 +361,6 @@ def release_cells(notebook: str) -> tuple[tuple[str, str, bool], ...]:
 
 def setup_imports() -> list[str]:
     """The modules the release's setup cells import: a zygote imports them once for every sandbox."""
-    import ast
-
     found: list[str] = []
     for notebook in assignment.NOTEBOOKS:
         for grade_id, code, is_answer in release_cells(notebook):
@@ -231,6 +395,61 @@ def _notebook_cells(data: bytes) -> list[tuple[str, str, bool]] | None:
         return cells
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError, UnicodeDecodeError):
         return None
+
+
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+
+
+def _added_definitions(data: bytes, notebook: str) -> list[Cell]:
+    """The definitions in the code cells a student added (no nbgrader metadata): functions, classes,
+    imports and constants. Statements that do something (a plot, an experiment, a print) are left out,
+    line numbers kept, so a helper in a cell of its own counts as it does in the notebook."""
+    try:
+        cells = json.loads(data.decode("utf-8"))["cells"]
+    except (ValueError, KeyError, TypeError, RecursionError, UnicodeDecodeError):
+        return []
+    found: list[Cell] = []
+    for number, cell in enumerate(cells if type(cells) is list else [], start=1):
+        if type(cell) is not dict or cell.get("cell_type") != "code" or assignment.nbgrader_metadata(cell):
+            continue
+        source = cell.get("source", "")
+        code = _definitions_only(_strip_magics("".join(source) if type(source) is list else str(source)))
+        if code.strip():
+            found.append((f"{notebook}.ipynb, your cell {number}", code))
+    return found
+
+
+def _definitions_only(code: str) -> str:
+    """`code` with every top-level statement that is not a definition blanked out (lines kept)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    lines = code.splitlines()
+    for node in tree.body:
+        if not _is_definition(node):
+            for i in range(node.lineno - 1, (node.end_lineno or node.lineno)):
+                lines[i] = ""
+    return "\n".join(lines)
+
+
+def _is_definition(node: ast.stmt) -> bool:
+    if isinstance(node, DEFINITIONS):
+        return True
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        return _is_constant(node.value)
+    return False
+
+
+def _is_constant(value: ast.expr) -> bool:
+    """A literal (numbers, strings, tuples of them...) or a name or attribute (an alias: F = torch.nn.functional)."""
+    if isinstance(value, (ast.Name, ast.Attribute)):
+        return all(isinstance(n, (ast.Name, ast.Attribute, ast.Load)) for n in ast.walk(value))
+    try:
+        ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def _strip_magics(code: str) -> str:

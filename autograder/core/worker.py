@@ -26,7 +26,7 @@ from typing import Any, Iterator
 
 from .. import assignment
 from ..isolation import frames
-from ..isolation.limits import Limits
+from ..isolation.limits import BUDGET_SECONDS, Limits
 
 SECRET_VARIABLE = "AUTOGRADER_SECRET"
 # What the process that forks local workers imports once for all of them (the grader modules too:
@@ -41,7 +41,7 @@ class WorkerSettings:
 
     secret: str = ""
     call_seconds: float = Limits.call_seconds
-    budget_seconds: float = 600.0
+    budget_seconds: float = BUDGET_SECONDS
     secrets: tuple[str, ...] = ()  # paths no sandbox may see (reports, submissions, the course)
     allow_weak: bool = False
     sandbox: dict[str, Any] = field(default_factory=dict)  # other Limits fields, e.g. memory_bytes
@@ -78,17 +78,17 @@ def serve(sock: socket.socket, settings: WorkerSettings, zygote: Any) -> None:
     from .slots import CpuSlots
     from .submission import Submission
 
+    slots = CpuSlots(list(settings.cpu_slots)) if settings.cpu_slots else None  # opened while /proc/self is ours
     configure_grading_process()
     try:
         weaknesses = zygote.wait_ready() if hasattr(zygote, "wait_ready") else []
-        _send(sock, {"ready": {"weaknesses": weaknesses}})
+        _send(sock, {"ready": {"weaknesses": weaknesses, "isolation": getattr(zygote, "isolation", "")}})
 
         def jobs() -> Iterator[Job]:
             while (message := _receive(sock)) is not None:
                 job = message["job"]
                 yield Job(Submission.from_json(job["submission"]), settings.secret, tuple(job["parts"]))
 
-        slots = CpuSlots(list(settings.cpu_slots)) if settings.cpu_slots else None
         grade_all(jobs(), sandbox_backend(zygote), TimeLimits(settings.call_seconds, settings.budget_seconds),
                   lambda graded: _send(sock, {"graded": graded.to_json()}), slots)
     except SandboxBreach as exc:
@@ -157,8 +157,11 @@ class WorkerProcess:
         return cls(settings, ours, process)
 
     def ready(self) -> list[str]:
-        """What is weaker than full isolation on this machine; raises WorkerError if it cannot grade."""
-        return self._answer("ready")["weaknesses"]
+        """What is weaker than full isolation on this machine (and, as `isolation`, what confines each
+        sandbox there); raises WorkerError if it cannot grade."""
+        answer = self._answer("ready")
+        self.isolation = str(answer.get("isolation", ""))
+        return answer["weaknesses"]
 
     def grade(self, submission: dict, parts: tuple[str, ...]) -> dict:
         """A submission's `GradedSubmission.to_json()`; raises WorkerError if the worker cannot go on."""

@@ -9,7 +9,8 @@ from typing import Any
 import torch
 
 import attention_ref as ref
-from autograder.core.checks import describe, draw, as_tensor, check, expect, expect_close, fail, tolerance
+from autograder.core.checks import (Hint, as_tensor, bounded_numel, check, describe, draw, expect, expect_close,
+                                    fail, some, tolerance)
 from autograder.isolation.proxy import StudentError
 
 PART = "heads"
@@ -22,6 +23,11 @@ QKV_ORDER = "[q | k | v], each d_model wide"
 LAYOUT = "follow the module layout"
 D_MODEL_SCALE = "scale by the head dimension"
 ON_DEVICE = "create masks on the input's device"
+PER_HEAD = "return one weight grid per head"
+PURE = "don't modify inputs"
+TRANSPOSED = "rows are queries, columns are keys"
+LAYOUT_DETAIL = ("qkv = nn.Linear(d_model, 3 * d_model), proj = nn.Linear(d_model, d_model), both with bias, "
+                 "no other parameters; buffers are fine")
 # The contract's parameters, shapes in units of d_model.
 LAYOUT_SHAPES = {"qkv.weight": (3, 1), "qkv.bias": (3,), "proj.weight": (1, 1), "proj.bias": (1,)}
 TOKEN_FEATURE = ("token t", "feature")
@@ -71,12 +77,15 @@ def _merge(x: torch.Tensor, how: str = "ok") -> torch.Tensor:
     return x.transpose(1, 2).reshape(B, T, H * dh)
 
 
-def _split_candidates(x: torch.Tensor, H: int) -> dict[str, torch.Tensor]:
-    return {SPLIT_NO_TRANSPOSE: _split(x, H, "no_transpose"), STRIDED_HEADS: _split(x, H, "strided")}
+def _split_candidates(x: torch.Tensor, H: int) -> dict[Hint, torch.Tensor]:
+    return {Hint(SPLIT_NO_TRANSPOSE, "reshape(B, H, T, dh) mixes tokens into the heads"): _split(x, H, "no_transpose"),
+            Hint(STRIDED_HEADS, "split_heads takes every H-th feature"): _split(x, H, "strided")}
 
 
-def _merge_candidates(y: torch.Tensor) -> dict[str, torch.Tensor]:
-    return {MERGE_NO_TRANSPOSE: _merge(y, "no_transpose"), STRIDED_HEADS: _merge(y, "strided")}
+def _merge_candidates(y: torch.Tensor) -> dict[Hint, torch.Tensor]:
+    return {Hint(MERGE_NO_TRANSPOSE, "reshape(B, T, D) of (B, H, T, dh) mixes the heads into the tokens"):
+                _merge(y, "no_transpose"),
+            Hint(STRIDED_HEADS, "merge_heads interleaves the heads' features"): _merge(y, "strided")}
 
 
 def _attend(x: torch.Tensor, state: dict[str, torch.Tensor], H: int, *, order: str = "qkv", interleave: bool = False,
@@ -105,25 +114,24 @@ def _attend(x: torch.Tensor, state: dict[str, torch.Tensor], H: int, *, order: s
 def _module_candidates(x: torch.Tensor, state: dict[str, torch.Tensor],
                        H: int) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     """Likely mistake -> (output, weights) it would give with these weights."""
-    found = {}
+    found: dict[Hint, tuple[torch.Tensor, torch.Tensor]] = {}
     for order in ("kqv", "qvk", "kvq", "vqk", "vkq"):
-        found[f"{QKV_ORDER} (got them as [{' | '.join(order)}])"] = _attend(x, state, H, order=order)
-    found[f"{QKV_ORDER}, not interleaved per head"] = _attend(x, state, H, interleave=True)
-    found[f"{D_MODEL_SCALE} (d_model // n_heads), not d_model"] = _attend(x, state, H, scale="model")
-    found["divide the scores by √d (the head dimension)"] = _attend(x, state, H, scale="none")
-    found["query i may attend only keys j <= i: apply the causal mask"] = _attend(x, state, H, causal=False)
-    found[f"{LAYOUT}: apply self.proj to the merged heads"] = _attend(x, state, H, proj=False)
-    found[f"{SPLIT_NO_TRANSPOSE}; {MERGE_NO_TRANSPOSE}"] = _attend(
+        found[Hint(QKV_ORDER, f"got them as [{' | '.join(order)}]")] = _attend(x, state, H, order=order)
+    found[Hint(QKV_ORDER, "not interleaved per head")] = _attend(x, state, H, interleave=True)
+    found[Hint(D_MODEL_SCALE, "d_model // n_heads, not d_model")] = _attend(x, state, H, scale="model")
+    found[Hint("divide by √d", "the head dimension: the scores are not scaled")] = _attend(x, state, H, scale="none")
+    found[Hint("query i may attend only keys j <= i: apply the causal mask")] = _attend(x, state, H, causal=False)
+    found[Hint(LAYOUT, "apply self.proj to the merged heads")] = _attend(x, state, H, proj=False)
+    found[Hint(f"{SPLIT_NO_TRANSPOSE}; {MERGE_NO_TRANSPOSE}", "in split_heads and in merge_heads")] = _attend(
         x, state, H, split="no_transpose", merge="no_transpose")
-    found[f"split_heads: {SPLIT_NO_TRANSPOSE}"] = _attend(x, state, H, split="no_transpose")
-    found[f"merge_heads: {MERGE_NO_TRANSPOSE}"] = _attend(x, state, H, merge="no_transpose")
-    found[f"{STRIDED_HEADS}: split_heads and merge_heads use a (dh, H) layout"] = _attend(
+    found[Hint(SPLIT_NO_TRANSPOSE, "in split_heads")] = _attend(x, state, H, split="no_transpose")
+    found[Hint(MERGE_NO_TRANSPOSE, "in merge_heads")] = _attend(x, state, H, merge="no_transpose")
+    found[Hint(STRIDED_HEADS, "split_heads and merge_heads use a (dh, H) layout")] = _attend(
         x, state, H, split="strided", merge="strided")
-    found[f"split_heads: {STRIDED_HEADS}"] = _attend(x, state, H, split="strided")
-    found[f"merge_heads: {STRIDED_HEADS}"] = _attend(x, state, H, merge="strided")
+    found[Hint(STRIDED_HEADS, "in split_heads")] = _attend(x, state, H, split="strided")
+    found[Hint(STRIDED_HEADS, "in merge_heads")] = _attend(x, state, H, merge="strided")
     out, weights = _attend(x, state, H)
-    found["rows are queries, columns are keys: return the weights as (B, H, T_q, T_k)"] = (
-        out, weights.transpose(-2, -1))
+    found[Hint(TRANSPOSED, "return the weights as (B, H, T_q, T_k)")] = (out, weights.transpose(-2, -1))
     return found
 
 
@@ -131,7 +139,7 @@ MODULE_STEPS = ("compare each step with the contract: qkv(x) split [q | k | v], 
                 "causal mask, softmax(dim=-1), weights @ v, merge_heads, proj")
 
 
-def _module_hint(out: Any, weights: Any, x: torch.Tensor, state: dict[str, torch.Tensor], H: int) -> str:
+def _module_hint(out: Any, weights: Any, x: torch.Tensor, state: dict[str, torch.Tensor], H: int) -> Hint | str:
     """The mistake whose output (and weights, when comparable) the module reproduces, else the steps to check."""
     if type(out) is not torch.Tensor:
         return MODULE_STEPS
@@ -164,8 +172,7 @@ def _load(student, handle: Any, values: dict[str, torch.Tensor], checked: str) -
         if exc.kind != "exception":
             raise
         fail(checked, f"a module whose parameters are exactly {', '.join(f'{n} {tuple(v.shape)}' for n, v in values.items())}",
-             f"{exc.type}: {exc.message[:300]}", f"{LAYOUT} (qkv = nn.Linear(d_model, 3 * d_model), "
-             "proj = nn.Linear(d_model, d_model), both with bias, no other parameters; buffers are fine)")
+             f"{exc.type}: {exc.message[:300]}", Hint(LAYOUT, LAYOUT_DETAIL))
 
 
 def _contract_module(student, gen: torch.Generator, D: int, H: int, scale: float):
@@ -188,11 +195,21 @@ def _own_module(student, gen: torch.Generator, D: int, H: int):
     return handle
 
 
+MAX_PARAMETER_ELEMENTS = 2**24  # far beyond any module of the layout at the sizes graded
+
+
 def _parameter_shapes(student, handle: Any, checked: str) -> dict[str, tuple[int, ...]]:
+    """The module's parameter shapes as it reports them, bounded before anything is computed from them:
+    at most 64 parameters of at most 8 dimensions, MAX_PARAMETER_ELEMENTS elements in all."""
     shapes = student.method(handle, "parameter_shapes")
-    if type(shapes) is not dict or not all(type(s) in (tuple, list) and all(type(n) is int for n in s)
-                                           for s in shapes.values()):
+    if type(shapes) is not dict or len(shapes) > 64 or not all(
+            type(s) in (tuple, list) and len(s) <= 8 and all(type(n) is int and n >= 0 for n in s) for s in shapes.values()):
         fail(checked, "named parameters", str(shapes)[:80], LAYOUT)
+    left = MAX_PARAMETER_ELEMENTS
+    for s in shapes.values():
+        left -= bounded_numel(s, left + 1)
+        if left < 0:
+            fail(checked, f"a module of at most {MAX_PARAMETER_ELEMENTS:,} parameters", "more", LAYOUT)
     return {name: tuple(s) for name, s in shapes.items()}
 
 
@@ -210,6 +227,10 @@ def _forward(student, handle: Any, x: torch.Tensor, H: int) -> tuple[torch.Tenso
         fail(call, "a tuple (output (B, T, D), weights (B, H, T, T))", describe(got),
              "return both: (self.proj(merged heads), the attention weights)")
     out = as_tensor(got[0], f"the output of {call}", shape=(B, T, D), device=x.device, device_hint=ON_DEVICE)
+    if type(got[1]) is torch.Tensor and tuple(got[1].shape) == (B, T, T):
+        fail(f"the attention weights of {call}", f"shape {(B, H, T, T)}: one (T, T) grid per head",
+             f"shape {(B, T, T)}", Hint(PER_HEAD, "these are averaged over the heads, as nn.MultiheadAttention's "
+                                                  "weights are by default"))
     weights = as_tensor(got[1], f"the attention weights of {call}", shape=(B, H, T, T), device=x.device,
                         device_hint=ON_DEVICE)
     return out.cpu(), weights.cpu()
@@ -219,7 +240,7 @@ def _forward(student, handle: Any, x: torch.Tensor, H: int) -> tuple[torch.Tenso
 
 # ---------------------------------------------------------------- split_heads and merge_heads
 
-def _rearrangement_hint(got: torch.Tensor, x: torch.Tensor, moved: str) -> str:
+def _rearrangement_hint(got: torch.Tensor, x: torch.Tensor, moved: Hint) -> Hint | str:
     """`moved` when `got` holds exactly the values of `x` in another order; else say that values changed."""
     if got.numel() == x.numel() and torch.equal(got.detach().cpu().flatten().sort().values, x.flatten().sort().values):
         return moved
@@ -243,7 +264,7 @@ def test_split_heads_values(student, gen, device):
     checked = f"split_heads(x {tuple(x.shape)}, n_heads={H})"
     got = as_tensor(_call_naming_view(student, checked, "split_heads", x.to(device), H), checked, dtype=x.dtype, device=device)
     expect_close(got, ref.split_heads(x, H), checked, device=device, candidates=_split_candidates(x, H),
-                 hint=_rearrangement_hint(got, x, f"{SPLIT_NO_TRANSPOSE}: head h holds features h*dh:(h+1)*dh"),
+                 hint=_rearrangement_hint(got, x, Hint(SPLIT_NO_TRANSPOSE, "head h holds features h*dh:(h+1)*dh")),
                  axes=TOKEN_FEATURE)
 
 
@@ -254,7 +275,7 @@ def test_merge_heads_values(student, gen, device):
     checked = f"merge_heads(x {tuple(y.shape)})"
     got = as_tensor(_call_naming_view(student, checked, "merge_heads", y.to(device)), checked, dtype=y.dtype, device=device)
     expect_close(got, ref.merge_heads(y), checked, device=device, candidates=_merge_candidates(y),
-                 hint=_rearrangement_hint(got, y, f"{MERGE_NO_TRANSPOSE}: token t holds head h at h*dh:(h+1)*dh"),
+                 hint=_rearrangement_hint(got, y, Hint(MERGE_NO_TRANSPOSE, "token t holds head h at h*dh:(h+1)*dh")),
                  axes=TOKEN_FEATURE)
 
 
@@ -311,7 +332,7 @@ def test_module_parameters(student, gen):
     shapes = _parameter_shapes(student, student.construct("CausalSelfAttention", D, H), checked)
     want = _contract_shapes(D)
     if shapes != want:
-        total = sum(math.prod(s) for s in shapes.values())
+        total = sum(bounded_numel(s, MAX_PARAMETER_ELEMENTS + 1) for s in shapes.values())
         missing = [n for n in want if n not in shapes]
         extra = [n for n in shapes if n not in want]
         reshaped = [f"{n} {shapes[n]}" for n in want if n in shapes and shapes[n] != want[n]]
@@ -320,8 +341,7 @@ def test_module_parameters(student, gen):
             f"unexpected {', '.join(extra[:4])}{', ...' if len(extra) > 4 else ''}" if extra else "",
             f"wrong shape {', '.join(reshaped)}" if reshaped else "") if part)
         fail(checked, ", ".join(f"{n} {s}" for n, s in want.items()) + ": 16,640 parameters",
-             f"{total:,} parameters; {details}", f"{LAYOUT} (qkv = nn.Linear(d_model, 3 * d_model), "
-             "proj = nn.Linear(d_model, d_model), both with bias, nothing else)")
+             f"{total:,} parameters; {details}", Hint(LAYOUT, LAYOUT_DETAIL))
 
 
 @check("CausalSelfAttention: returns (output (B, T, D), weights (B, H, T, T)) in float32", points=1)
@@ -375,9 +395,9 @@ def test_module_weights_properties(student, gen):
         if not bool(weights.isfinite().all()):
             hint = "the weights hold NaN or inf: mask with -inf before the softmax, and subtract the row max"
         elif bool(((weights.sum(dim=-2) - 1).abs() <= 1e-5).all()):
-            hint = "rows are queries, columns are keys (softmax over the keys: dim=-1)"
+            hint = Hint(TRANSPOSED, "softmax over the keys: dim=-1")
         fail(f"{checked}.sum(dim=-1)", "every row sums to 1",
-             f"row sums off by up to {gap:.3g} (first {[round(v, 4) for v in sums[0, 0, :4].tolist()]})", hint)
+             f"row sums off by up to {gap:.3g} (of sequence 0, head 0: {some(sums[0, 0].tolist())})", hint)
     above = weights.triu(1)
     if bool((above != 0).any()):
         b, h, i, j = (int(v) for v in (above != 0).nonzero()[0])
@@ -427,4 +447,4 @@ def test_inputs_unchanged(student, gen):
         _, after = _call_naming_view(student, checked, target, *args, inspect=True)
         expect(type(after) is list and type(after[0]) is torch.Tensor and torch.equal(after[0], args[0]),
                f"the input passed to {checked}, after the call", "unchanged", "changed in place",
-               "don't modify inputs (no in-place operations such as x += ..., add_ or masked_fill_ on x)")
+               Hint(PURE, "no in-place operations such as x += ..., add_ or masked_fill_ on x"))

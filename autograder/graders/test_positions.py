@@ -1,15 +1,22 @@
-"""Hidden graders for part `positions` (15 points)."""
+"""Hidden graders for part `positions` (15 points).
+
+A wrong encoding fails most checks of sinusoidal_encoding, each seeing one aspect of it (the first
+row, a frequency, the base): its diagnosis matches one small encoding against the known formulas
+first, and every failed check of the encoding names the formula it follows.
+"""
 
 from __future__ import annotations
 
 import math
 from typing import Callable
 
+import pytest
 import torch
 
 import attention_ref as ref
 from autograder.core import figures
-from autograder.core.checks import draw, unravel, as_tensor, check, expect, expect_close, fail, pictures, tolerance
+from autograder.core.checks import (Diagnosis, Hint, as_tensor, check, covering, diagnosed, draw, expect, expect_close,
+                                    fail, pictures, root_cause, some, tolerance, unravel)
 from autograder.isolation.proxy import StudentError
 
 PART = "positions"
@@ -25,7 +32,11 @@ FORMULA_ATOL = 2e-2
 # The frequency of a sin/cos pair, as read off the submission's columns: relative error allowed.
 FREQUENCY_RTOL = 1e-2
 
-PRECISION = "compute angles in float (64 is safest): float16 or integer arithmetic loses digits as positions grow"
+ANGLES_IN_FLOAT = "compute angles in float (64 is safest)"
+PRECISION = Hint(ANGLES_IN_FLOAT, "float16 or integer arithmetic loses digits as positions grow")
+INTERLEAVES = "this contract interleaves"
+PAIRS = "frequencies go by pairs"
+EXPONENT = "base^(2i/d)"
 IGNORED_BASE = "use the base argument: the frequencies are 1 / base^(2i/d_model), not 1 / 10000^(2i/d_model)"
 NOT_BOOL = "return a Python bool (bool(...) or torch.allclose give one)"
 POSITION_FEATURE = ("position p", "feature")
@@ -66,22 +77,33 @@ def _half_dim_minus_1(T: int, d: int, base: float) -> torch.Tensor | None:
     return _interleave(a.sin(), a.cos())
 
 
+def _whisper(T: int, d: int, base: float) -> torch.Tensor | None:
+    """Whisper's sinusoids(): [sin | cos] halves with the (half_dim - 1) denominator."""
+    if d < 4:
+        return None
+    a = _angles(T, d, base, exponent=torch.arange(d // 2, dtype=torch.float64) / (d // 2 - 1))
+    return torch.cat([a.sin(), a.cos()], dim=-1)
+
+
 Formula = Callable[[int, int, float], "torch.Tensor | None"]
 
 # Each likely mistake and what it would return; the hints quote docs/mistakes.md.
-WRONG_FORMULAS: dict[str, Formula] = {
-    "even columns are sin: PE[p, 2i] = sin, PE[p, 2i+1] = cos":
+WRONG_FORMULAS: dict[Hint, Formula] = {
+    Hint("even columns are sin", "PE[p, 2i] = sin, PE[p, 2i+1] = cos"):
         lambda T, d, b: _interleave(_angles(T, d, b).cos(), _angles(T, d, b).sin()),
-    "this contract interleaves: sin and cos of one frequency side by side in columns 2i, 2i+1, not in two halves":
+    Hint(INTERLEAVES, "sin and cos of one frequency side by side in columns 2i, 2i+1, not in two halves"):
         lambda T, d, b: torch.cat([_angles(T, d, b).sin(), _angles(T, d, b).cos()], dim=-1),
-    "frequencies go by pairs: pair i uses the exponent 2i/d_model, not i/d_model":
+    Hint(INTERLEAVES, "this is Whisper's [sin | cos] halves; its frequencies, exp(-ln(base) · i / (d_model/2 - 1)), "
+                      "are not 1 / base^(2i/d_model) either"): _whisper,
+    Hint(PAIRS, "pair i uses the exponent 2i/d_model, not i/d_model"):
         lambda T, d, b: (lambda a: _interleave(a.sin(), a.cos()))(
             _angles(T, d, b, exponent=torch.arange(d // 2, dtype=torch.float64) / d)),
-    "frequencies go by pairs: columns 2i and 2i+1 share one angle, p / base^(2i/d_model)": _column_exponent,
-    "frequencies are 1 / base^(2i/d) with d = d_model, not exp(-log(base) * i / (half_dim - 1))": _half_dim_minus_1,
-    "positions start at 0: row p is position p, so PE[0] = [0, 1, 0, 1, ...]":
+    Hint(PAIRS, "columns 2i and 2i+1 share one angle, p / base^(2i/d_model)"): _column_exponent,
+    Hint(EXPONENT, "frequencies 1 / base^(2i/d) with d = d_model, not exp(-ln(base) · i / (d_model/2 - 1))"):
+        _half_dim_minus_1,
+    Hint("positions start at 0", "row p is position p, so PE[0] = [0, 1, 0, 1, ...]"):
         lambda T, d, b: (lambda a: _interleave(a.sin(), a.cos()))(_angles(T, d, b, start=1)),
-    "compute angles in float (64 is safest): integer division 2*i // d_model makes every exponent 0":
+    Hint(ANGLES_IN_FLOAT, "integer division 2*i // d_model makes every exponent 0"):
         lambda T, d, b: (lambda a: _interleave(a.sin(), a.cos()))(_angles(T, d, b, exponent=torch.zeros(d // 2))),
 }
 
@@ -90,7 +112,7 @@ def _matches(got: torch.Tensor, want: torch.Tensor | None, atol: float) -> bool:
     return want is not None and want.shape == got.shape and torch.allclose(got, want, atol=atol, rtol=0.0)
 
 
-def _formula_of(got: torch.Tensor, T: int, d: int, base: float) -> tuple[str | None, Formula] | None:
+def _formula_of(got: torch.Tensor, T: int, d: int, base: float) -> tuple[Hint | None, Formula] | None:
     """(None for the contract or the mistake, formula) that `got`'s values follow, precision aside."""
     got = got.detach().to("cpu", torch.float64)
     for hint, formula in ((None, _contract), *WRONG_FORMULAS.items()):
@@ -99,7 +121,7 @@ def _formula_of(got: torch.Tensor, T: int, d: int, base: float) -> tuple[str | N
     return None
 
 
-def _diagnose(got: torch.Tensor, T: int, d: int, base: float = 10000.0) -> str | None:
+def _diagnose(got: torch.Tensor, T: int, d: int, base: float = 10000.0) -> Hint | None:
     """The likely mistake behind a wrong encoding of positions 0..T-1."""
     got = got.detach().to("cpu", torch.float64)
     found = _formula_of(got, T, d, base)
@@ -110,6 +132,30 @@ def _diagnose(got: torch.Tensor, T: int, d: int, base: float = 10000.0) -> str |
     if got.shape == want.shape and bool(((got - want)[small].abs() < 2e-3).all()):
         return PRECISION
     return None
+
+
+def _encoding_probe(student) -> Hint | None:
+    """The known formula a small encoding follows (positions 0..23, d_model = 12), if it is not the contract's."""
+    T, d = 24, 12
+    got = student.call("sinusoidal_encoding", T, d)
+    if type(got) is not torch.Tensor or tuple(got.shape) != (T, d):
+        return None
+    got = got.detach().to("cpu", torch.float64)
+    if torch.allclose(got, _contract(T, d, 10000.0), atol=1e-4, rtol=0.0):
+        return None
+    return _diagnose(got, T, d)
+
+
+@pytest.fixture(scope="module")
+def diagnoses(student) -> dict[str, Diagnosis]:
+    return {"sinusoidal_encoding": Diagnosis(lambda: _encoding_probe(student))}
+
+
+@pytest.fixture(autouse=True)
+def _named_once(request, diagnoses):
+    """A failed check names the root cause its function's diagnosis finds."""
+    with root_cause(*covering(request.function, diagnoses)):
+        yield
 
 
 def _encoding(student, T: int, d: int, **kwargs) -> torch.Tensor:
@@ -128,6 +174,7 @@ def test_encoding_shape_dtype(student, gen):
               shape=(T, d), dtype=torch.float32)
 
 
+@diagnosed("sinusoidal_encoding")
 @check("sinusoidal_encoding: values match the reference", points=1)
 def test_encoding_values(student, gen):
     d_long, d_wide = _even(gen, 8, 20), _even(gen, 32, 48)
@@ -138,6 +185,7 @@ def test_encoding_values(student, gen):
                      axes=POSITION_FEATURE)
 
 
+@diagnosed("sinusoidal_encoding")
 @check("sinusoidal_encoding: PE[0] = [0, 1, 0, 1, ...] (sin 0, cos 0 pairs)", points=1)
 def test_encoding_first_row(student, gen):
     T, d = draw(gen, 3, 6, 1)[0], _even(gen, 8, 24)
@@ -169,7 +217,7 @@ def _pair_frequency(got: torch.Tensor, i: int) -> tuple[float, float]:
     return mean, float((steps - mean).abs().max())
 
 
-def _expect_pair_frequency(got: torch.Tensor, T: int, d: int, i: int, fallback: str) -> None:
+def _expect_pair_frequency(got: torch.Tensor, T: int, d: int, i: int, fallback: Hint) -> None:
     want = 10000.0 ** (-2 * i / d)
     mean, spread = _pair_frequency(got, i)
     ok = abs(mean - want) <= FREQUENCY_RTOL * want and spread <= 1e-2 + FREQUENCY_RTOL * want
@@ -181,18 +229,21 @@ def _expect_pair_frequency(got: torch.Tensor, T: int, d: int, i: int, fallback: 
                                  rows=POSITION_FEATURE[0], cols=POSITION_FEATURE[1], atol=1e-4)])
 
 
+@diagnosed("sinusoidal_encoding")
 @check("sinusoidal_encoding: frequencies go by pairs (columns 2 and 3 share 1 / base^(2/d))", points=1)
 def test_encoding_second_pair(student, gen):
     T, d = draw(gen, 12, 20, 1)[0], _even(gen, 8, 16)
-    _expect_pair_frequency(_encoding(student, T, d), T, d, 1, "frequencies go by pairs: pair i uses p / base^(2i/d_model)")
+    _expect_pair_frequency(_encoding(student, T, d), T, d, 1, Hint(PAIRS, "pair i uses p / base^(2i/d_model)"))
 
 
+@diagnosed("sinusoidal_encoding")
 @check("sinusoidal_encoding: last frequency is 1 / base^((d-2)/d)", points=1)
 def test_encoding_last_pair(student, gen):
     T, d = draw(gen, 12, 20, 1)[0], _even(gen, 8, 32)
-    _expect_pair_frequency(_encoding(student, T, d), T, d, d // 2 - 1, "base^(2i/d): pair i = d_model/2 - 1 is the last")
+    _expect_pair_frequency(_encoding(student, T, d), T, d, d // 2 - 1, Hint(EXPONENT, "pair i = d_model/2 - 1 is the last"))
 
 
+@diagnosed("sinusoidal_encoding")
 @check("sinusoidal_encoding: accurate at large positions (2048 and beyond)", points=1)
 def test_encoding_large_positions(student, gen):
     T, d = draw(gen, 3000, 4096, 1)[0], _even(gen, 8, 32)
@@ -210,6 +261,7 @@ def test_encoding_large_positions(student, gen):
            PRECISION if found is not None else _diagnose(got[:32], 32, d))
 
 
+@diagnosed("sinusoidal_encoding")
 @check("sinusoidal_encoding: uses its base argument", points=1)
 def test_encoding_base(student, gen):
     T, d = draw(gen, 12, 16, 1)[0], _even(gen, 8, 16)
@@ -251,7 +303,8 @@ def test_encoding_odd_d_model(student, gen):
 
 # ---------------------------------------------------------------- position_similarity
 
-SIMILARITY_HINT = "cosine = dot of unit vectors: divide each position's vector by its norm"
+COSINE = "cosine = dot of unit vectors"
+SIMILARITY_HINT = Hint(COSINE, "divide each position's vector by its norm")
 
 
 def _positions(gen: torch.Generator) -> torch.Tensor:
@@ -267,8 +320,8 @@ def test_similarity_values(student, gen, device):
     got = as_tensor(student.call("position_similarity", pe.to(device)), checked, shape=(T, T), device=device)
     dots = pe @ pe.T
     expect_close(got, ref.position_similarity(pe), checked, device=device, axes=POSITION_POSITION, candidates={
-        f"{SIMILARITY_HINT} (this is the raw dot product)": dots,
-        f"{SIMILARITY_HINT}, not by d": dots / d,
+        Hint(COSINE, "divide each position's vector by its norm: this is the raw dot product"): dots,
+        Hint(COSINE, "divide each position's vector by its norm, not by d"): dots / d,
         "normalise each position (a row, dim=-1), not each feature column": (lambda u: u @ u.T)(pe / pe.norm(dim=0)),
     })
 
@@ -281,7 +334,7 @@ def test_similarity_diagonal(student, gen):
                     shape=(T, T))
     diagonal = got.detach().double().diagonal()
     expect(bool(((diagonal - 1).abs() <= 1e-5).all()), f"position_similarity(pe of shape {tuple(pe.shape)}).diagonal()",
-           "all 1", f"{[round(x, 4) for x in diagonal[:4].tolist()]}", SIMILARITY_HINT,
+           "all 1", some(diagonal.tolist()), SIMILARITY_HINT,
            lambda: [figures.grid(f"position_similarity(pe of shape {tuple(pe.shape)})", ref.position_similarity(pe),
                                  got, rows=POSITION_POSITION[0], cols=POSITION_POSITION[1], atol=1e-5, rtol=1e-4)])
 
@@ -367,24 +420,33 @@ def _equivariance_hint(expected: bool) -> str:
     return "compare fn(x[:, perm]) with fn(x)[:, perm], within atol: order-dependent functions must give False"
 
 
-def _expect_equivariance(student, gen, device: str, names: tuple[str, ...], expected: bool) -> None:
-    """is_permutation_equivariant on catalogue functions whose answer is `expected`. Where False is
-    expected, a 0-d boolean tensor is taken as its bool: the type is the other check's business."""
+# What the grader hands over, and the right answer for each (the submission sees neutral handles only).
+EQUIVARIANT = {"self_attention": True, "causal_self_attention": False, "doubled": True, "running_sum": False}
+LABELS = {"self_attention": "self-attention", "causal_self_attention": "causal self-attention",
+          "doubled": "a token-wise function", "running_sum": "a running sum"}
+
+
+def _expect_equivariance(student, served, gen, device: str, names: tuple[str, ...]) -> None:
+    """is_permutation_equivariant on functions the grader serves, one equivariant and one not, in an
+    order drawn per student: no constant answer passes. Where False is right, a 0-d boolean tensor is
+    taken as its bool (the type is checked where True is right)."""
     x, perm = _shuffle(gen)
-    for name in names:
-        got = student.call("is_permutation_equivariant", student.catalogue(name), x.to(device), perm.to(device))
-        checked = f"is_permutation_equivariant({name}, x of shape {tuple(x.shape)}, perm={perm.tolist()})"
+    order = list(names) if torch.rand(1, generator=gen).item() < 0.5 else list(reversed(names))
+    for name in order:
+        expected = EQUIVARIANT[name]
+        got = student.call("is_permutation_equivariant", served(name), x.to(device), perm.to(device))
+        checked = f"is_permutation_equivariant({LABELS[name]}, x of shape {tuple(x.shape)}, perm={perm.tolist()})"
         if not expected and type(got) is torch.Tensor and got.numel() == 1 and got.dtype == torch.bool:
             got = bool(got.item())
         expect(type(got) is bool, checked, "a bool", type(got).__name__, NOT_BOOL)
         expect(got is expected, checked, str(expected), str(got), _equivariance_hint(expected))
 
 
-@check("is_permutation_equivariant: True (a bool) for self-attention and a token-wise function", points=1)
-def test_equivariant_true(student, gen, device):
-    _expect_equivariance(student, gen, device, ("self_attention", "doubled"), True)
+@check("is_permutation_equivariant: tells self-attention (True, a bool) from causal self-attention (False)", points=1)
+def test_equivariant_attention(student, served, gen, device):
+    _expect_equivariance(student, served, gen, device, ("self_attention", "causal_self_attention"))
 
 
-@check("is_permutation_equivariant: False for causal attention and a running sum", points=1)
-def test_equivariant_false(student, gen, device):
-    _expect_equivariance(student, gen, device, ("causal_self_attention", "running_sum"), False)
+@check("is_permutation_equivariant: tells a token-wise function (True) from a running sum (False)", points=1)
+def test_equivariant_tokenwise(student, served, gen, device):
+    _expect_equivariance(student, served, gen, device, ("doubled", "running_sum"))

@@ -10,7 +10,8 @@ import torch.nn.functional as F
 
 import attention_ref as ref
 from autograder.core import figures
-from autograder.core.checks import describe, ROW_SUM_TOLERANCE, as_tensor, check, expect, expect_close, fail, tolerance
+from autograder.core.checks import (ROW_SUM_TOLERANCE, Hint, as_tensor, check, describe, expect, expect_close, fail,
+                                    some, tolerance)
 from autograder.isolation.proxy import StudentError
 
 PART = "scaling"
@@ -19,8 +20,8 @@ DIM = "softmax over the keys: dim=-1"
 MAX = "subtract the row max"
 XLOGY = "0·log 0 = 0 (torch.special.xlogy)"
 SPREAD = "std over the n dot products"
-BATCHED = ("batched inputs fail while smaller ones work: k.T, k.t(), k.transpose(1, 2) and torch.mm suit only "
-           "2-D or 3-D tensors, use k.transpose(-2, -1) and @")
+BATCHED = Hint("k.transpose(-2, -1)", "batched inputs fail while smaller ones work: k.T, k.t(), k.transpose(1, 2) and "
+               "torch.mm suit only 2-D or 3-D tensors; use k.transpose(-2, -1) and @")
 NOT_NEG_INF = "use -inf (or -1e9) for masked scores so their weight is exactly 0"
 QUERY_KEY = ("query i", "key j")
 QUERY_FEATURE = ("query i", "feature")
@@ -88,11 +89,11 @@ def _masked(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
 def _score_candidates(q: torch.Tensor, k: torch.Tensor) -> dict[str, torch.Tensor]:
     qk, d = _raw(q, k), q.shape[-1]
     return {
-        "divide by √d, not d": qk / d,
-        "divide by √d: unscaled scores grow with d and make the softmax too peaked": qk,
-        "divide, don't multiply: scores / √d": qk * math.sqrt(d),
-        "d is the last dimension (q.shape[-1]), not the number of keys": qk / math.sqrt(k.shape[-2]),
-        "d is the last dimension (q.shape[-1]), not the number of queries": qk / math.sqrt(q.shape[-2]),
+        Hint("divide by √d, not d"): qk / d,
+        Hint("divide by √d", "unscaled scores grow with d and make the softmax too peaked"): qk,
+        Hint("divide, don't multiply", "scores / √d"): qk * math.sqrt(d),
+        Hint("d is the last dimension", "q.shape[-1], not the number of keys"): qk / math.sqrt(k.shape[-2]),
+        Hint("d is the last dimension", "q.shape[-1], not the number of queries"): qk / math.sqrt(q.shape[-2]),
     }
 
 
@@ -101,7 +102,7 @@ def _weight_candidates(scores: torch.Tensor, mask: torch.Tensor | None) -> dict[
     filled = _masked(scores, mask)
     found = {DIM: torch.softmax(filled, dim=-2)}
     if scores.dim() == 4:
-        found[DIM + " (dim=1 is the head axis here)"] = torch.softmax(filled, dim=1)
+        found[Hint(DIM, "dim=1 is the head axis here")] = torch.softmax(filled, dim=1)
     if mask is not None:
         found.update({
             "renormalise, or mask before softmax": torch.softmax(scores, dim=-1) * mask,
@@ -219,7 +220,7 @@ def test_weights_rows(student, gen, device):
         picture = lambda: [figures.grid(checked, ref.attention_weights(scores.double(), mask), got,  # noqa: E731
                                         rows=QUERY_KEY[0], cols=QUERY_KEY[1], atol=ROW_SUM_TOLERANCE)]
         expect(bool(((rows - 1).abs() <= ROW_SUM_TOLERANCE).all()), f"{checked}.sum(dim=-1)", "every row sums to 1",
-               f"row sums {[round(x, 4) for x in rows[0, :4].tolist()]}...", hint, picture)
+               f"row sums {some(rows[0].tolist())}", hint, picture)
         leaked = got.cpu()[~mask.expand_as(got)]
         expect(bool((leaked == 0).all()), f"{checked} where the mask is False", "exactly 0",
                f"largest {leaked.abs().max().item():.3g}", hint or NOT_NEG_INF, picture)
@@ -319,7 +320,7 @@ def test_pure(student, gen):
         changed = [label for label, before, now in zip(labels, args, after)
                    if type(now) is not torch.Tensor or now.shape != before.shape or not torch.equal(now, before)]
         expect(not changed, f"the arguments of {name}({', '.join(labels)}) after the call", "unchanged",
-               f"{', '.join(changed)} changed in place", "don't modify inputs (no q /= ..., masked_fill_ or out= on them)")
+               f"{', '.join(changed)} changed in place", Hint("don't modify inputs", "no q /= ..., masked_fill_ or out= on them"))
 
 
 # ---------------------------------------------------------------- dot_product_spread
@@ -327,9 +328,14 @@ def test_pure(student, gen):
 SPREAD_N = 20_000
 
 
-def _spread(student, d: int, scaled: bool, n: int = SPREAD_N) -> float:
-    checked = f"dot_product_spread({d}, {n}, scaled={scaled})"
-    got = student.call("dot_product_spread", d, n, scaled=scaled)
+def _seed(gen: torch.Generator) -> int:
+    return int(torch.randint(0, 2**62, (1,), generator=gen))
+
+
+def _spread(student, d: int, scaled: bool, seed: int, n: int = SPREAD_N) -> float:
+    """What the submission's dot_product_spread gives with a generator seeded with `seed`."""
+    checked = f"dot_product_spread({d}, {n}, scaled={scaled}, generator=torch.Generator().manual_seed({seed}))"
+    got = student.call("dot_product_spread", d, n, scaled=scaled, generator=student.generator(seed))
     if type(got) in (int, float) or (type(got) is torch.Tensor and got.numel() == 1 and got.dtype.is_floating_point):
         return float(got)
     fail(checked, "a number (a Python float)", describe(got), "return a Python float: float(...) or .item()")
@@ -344,24 +350,30 @@ def _band(d: int, n: int = SPREAD_N) -> float:
     return max(0.05, 8 * math.sqrt((2 + 6 / d) / (4 * n)))
 
 
-def _spread_hint(got: float, d: int, scaled: bool) -> str:
+def _spread_hint(got: float, d: int, scaled: bool) -> Hint:
     if scaled and abs(got / math.sqrt(d) - 1) < _band(d):
-        return SPREAD + ", then divide by √d when scaled=True"
+        return Hint(SPREAD, "then divide by √d when scaled=True")
     if abs(got * (math.sqrt(d) if scaled else 1) - 1) < _band(d):
-        return SPREAD + " (this is the std of the n·d single products: sum over the d features first)"
+        return Hint(SPREAD, "this is the std of the n·d single products: sum over the d features first")
     if abs(got / math.sqrt(SPREAD_N) * (math.sqrt(d) if scaled else 1) - 1) < 0.5:  # a std of only d sums
-        return SPREAD + " (this sums over the n samples: sum over the d features, dim=-1)"
-    return SPREAD + ", each the sum over d features of products of standard normals"
+        return Hint(SPREAD, "this sums over the n samples: sum over the d features, dim=-1")
+    return Hint(SPREAD, "each the sum over d features of products of standard normals")
 
 
 def _expect_spread(student, gen, scaled: bool) -> None:
+    """About √d (or 1) for two widths, each from two generators of different seeds, whose samples must
+    differ: a number that is not drawn fails however close it is."""
     small, large = int(torch.randint(8, 21, (1,), generator=gen)), int(torch.randint(40, 81, (1,), generator=gen))
     for d in (small, large):
-        got = _spread(student, d, scaled)
-        want = 1.0 if scaled else math.sqrt(d)
-        band = _band(d)
-        expect(abs(got / want - 1) <= band, f"dot_product_spread({d}, {SPREAD_N}, scaled={scaled})",
-               f"about {want:.3g} (within {band:.0%})", f"{got:.3g}", _spread_hint(got, d, scaled))
+        want, band = 1.0 if scaled else math.sqrt(d), _band(d)
+        seeds = (_seed(gen), _seed(gen))
+        got = [_spread(student, d, scaled, seed) for seed in seeds]
+        for value in got:
+            expect(abs(value / want - 1) <= band, f"dot_product_spread({d}, {SPREAD_N}, scaled={scaled})",
+                   f"about {want:.3g} (within {band:.0%})", f"{value:.3g}", _spread_hint(value, d, scaled))
+        expect(got[0] != got[1], f"dot_product_spread({d}, {SPREAD_N}, scaled={scaled}) with generators seeded "
+               f"{seeds[0]} and {seeds[1]}", "two different samples, so two slightly different spreads",
+               f"{got[0]!r} both times", "draw the n dot products with torch.randn(..., generator=generator)")
 
 
 @check("dot_product_spread: about √d unscaled", points=1)
@@ -374,12 +386,17 @@ def test_spread_scaled(student, gen):
     _expect_spread(student, gen, scaled=True)
 
 
-@check("dot_product_spread: returns a Python float", points=1)
+@check("dot_product_spread: a Python float, drawn with the generator given (same seed, same value)", points=1)
 def test_spread_float(student, gen):
-    d = int(torch.randint(4, 9, (1,), generator=gen))
-    got = student.call("dot_product_spread", d, 1000, scaled=True)
+    d, seed = int(torch.randint(4, 9, (1,), generator=gen)), _seed(gen)
+    checked = f"dot_product_spread({d}, 1000, scaled=True, generator=torch.Generator().manual_seed({seed}))"
+    got = student.call("dot_product_spread", d, 1000, scaled=True, generator=student.generator(seed))
     hint = ".item() turns a 0-d tensor into a float" if type(got) is torch.Tensor else "return float(...)"
-    expect(type(got) is float, f"type(dot_product_spread({d}, 1000, scaled=True))", "float", describe(got), hint)
+    expect(type(got) is float, f"type({checked})", "float", describe(got), hint)
+    again = student.call("dot_product_spread", d, 1000, scaled=True, generator=student.generator(seed))
+    expect(again == got, f"{checked}, called twice", "the same value both times (the same seed draws the same "
+           "sample)", f"{got!r}, then {again!r}", "draw with the generator passed in: torch.randn(..., "
+           "generator=generator)")
 
 
 # ---------------------------------------------------------------- softmax_entropy

@@ -11,6 +11,13 @@ with it, and a missing synchronise shows as a flat curve.
 
 Checks marked `waits` mostly sleep: a worker lets another compute meanwhile.
 Every check here must pass 30 runs in a row on a loaded machine: see tests/test_timing_stability.py.
+
+One slip in time_call (milliseconds, no warm-up, a total) fails most checks of time_call and
+time_attention, each judging one aspect of what it saw. When one of them fails, a diagnosis times two
+known schedules with the submission's time_call (a slow first call; a slow third timed call) and
+reads the root cause off what it returned and how often it called fn (`_timer_probe`; on a GPU also
+a workload queued on the device, which only a synchronised timer sees); time_attention's is read off
+the inputs of the study it ran. Every failed check they cover then names that one mistake.
 """
 
 from __future__ import annotations
@@ -19,25 +26,45 @@ import math
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import pytest
 import torch
 
 import attention_ref as ref
 from autograder.core import figures
-from autograder.core.checks import as_number, check, expect, fail, pictures, waits
+from autograder.core.checks import (Diagnosis, Hint, as_number, check, covering, diagnosed, expect, fail, pictures,
+                                    root_cause, waits)
 from autograder.core.plugin import available_devices
-from autograder.isolation.proxy import StudentError
+from autograder.isolation.proxy import Seen, StudentError
 
 PART = "timing"
 
-FAST = 0.001  # seconds of an ordinary synthetic call
-SLOW = 0.15  # seconds of the one call a correct timer leaves out (the warm-up) or outvotes (the median)
-SYNTHETIC_T2_SECONDS = 5e-8  # the synthetic study's workload sleeps this times T² seconds (2 to 50 ms)
+# Every duration a check compares against is drawn per student, and each check of time_call runs two
+# workloads whose speeds differ by 2.5 to 4 times: no constant, nor a number that does not come from
+# timing the calls, can pass.
+FAST = (0.001, 0.004)  # seconds of an ordinary synthetic call, the slower workload's from 2.5 to 4 times this
+SLOW = (0.12, 0.2)  # seconds of the one call a correct timer leaves out (the warm-up) or outvotes (the median)
+UNITS = (0.003, 0.008)  # seconds of each call of the units check's first workload
+SYNTHETIC_T2_SECONDS = (3e-8, 6e-8)  # the synthetic study's workload sleeps this times T² seconds (1 to 55 ms)
 SYNTHETIC_REPEATS = 2
+MAX_SECOND_SPEED = 0.25  # seconds: however busy the machine, a second workload no slower than this
 CLOCK_SLACK = 2e-4  # seconds: reading the same clock in two processes
 CLOCK_HINT = "time each call of fn(*args) with time.perf_counter()"  # less than the calls took: not wall-clock time
+# The hints of docs/mistakes.md, table `timing`.
+UNITS_HINT = "return wall-clock seconds: time.perf_counter() after minus before"
+WARMUP_HINT = "run untimed warm-up calls"
+MEDIAN_HINT = "take the median of several runs"
+TOTAL_HINT = "take the median of the timed calls"
+COUNT_HINT = "call fn exactly warmup + repeats times"
+SYNC_HINT = "synchronise before reading the clock"
+BYTES_HINT = "B · H · T² · itemsize"
+FIT_HINT = "fit log(time) against log(T)"
+FRESH_HINT = "q, k, v of shape (1, T, d_head), fresh for each T"
+EACH_T_HINT = "time each T with time_call(attn, q, k, v)"
+# The diagnosis's schedules: calls this fast and this slow are told apart on any machine.
+PROBE_FAST, PROBE_SLOW = 0.004, 0.06
+UNIT_SCALES = {1e3: "milliseconds", 1e6: "microseconds", 1e9: "nanoseconds"}
 
 
 class Served:
@@ -45,13 +72,14 @@ class Served:
 
     def __init__(self) -> None:
         self.intervals: list[tuple[float, float]] = []  # (start, end) of each call, on the grader's clock
+        self.request = (0.0, 0.0)  # the span of the request that made the calls, where a probe records it
 
-    def __call__(self, args: Any) -> None:
+    def __call__(self, seen: Seen) -> None:
         start = time.monotonic()
-        self.serve(args if type(args) is dict else {})
+        self.serve(seen)
         self.intervals.append((start, time.monotonic()))
 
-    def serve(self, args: dict) -> None:
+    def serve(self, seen: Seen) -> None:
         raise NotImplementedError
 
     @property
@@ -89,7 +117,7 @@ class Schedule(Served):
         super().__init__()
         self.durations, self.default = list(durations), default
 
-    def serve(self, args: dict) -> None:
+    def serve(self, seen: Seen) -> None:
         i = self.calls
         time.sleep(self.durations[i] if i < len(self.durations) else self.default)
 
@@ -99,29 +127,32 @@ class Recorded(Served):
 
     def __init__(self) -> None:
         super().__init__()
-        self.seen: list[dict[str, Any]] = []
+        self.seen: list[Seen] = []
 
-    def serve(self, args: dict) -> None:
-        self.seen.append(args)
+    def serve(self, seen: Seen) -> None:
+        self.seen.append(seen)
         self.work(self.tokens(len(self.seen) - 1))
 
     def work(self, T: int) -> None:
         raise NotImplementedError
 
     def tokens(self, call: int) -> int:
-        shapes = self.seen[call].get("shapes") or [[]]
-        first = shapes[0] if type(shapes[0]) is list else []
-        return first[-2] if len(first) >= 2 and type(first[-2]) is int and first[-2] > 0 else 0
+        shapes = self.seen[call].shapes
+        return shapes[0][-2] if shapes and len(shapes[0]) >= 2 else 0
 
     def calls_with(self, T: int) -> list[int]:
         return [i for i in range(self.calls) if self.tokens(i) == T]
 
 
 class Quadratic(Recorded):
-    """Sleeps SYNTHETIC_T2_SECONDS · T² for inputs of T tokens."""
+    """Sleeps `per_token2` · T² seconds for inputs of T tokens."""
+
+    def __init__(self, per_token2: float):
+        super().__init__()
+        self.per_token2 = per_token2
 
     def work(self, T: int) -> None:
-        time.sleep(SYNTHETIC_T2_SECONDS * min(T, 2000) ** 2)
+        time.sleep(self.per_token2 * min(T, 2000) ** 2)
 
 
 class RealAttention(Recorded):
@@ -145,31 +176,148 @@ class RealAttention(Recorded):
             torch.set_num_threads(threads)
 
 
+# ---------------------------------------------------------------- root causes, probed once per submission
+
+
+def _probe(student, schedule: "Schedule", repeats: int, warmup: int) -> float | None:
+    """What time_call returned on `schedule` (None when not a number); the request's span in `schedule.request`."""
+    got = student.call("time_call", student.remote(schedule), repeats=repeats, warmup=warmup)
+    schedule.request = student.last_request
+    if type(got) is torch.Tensor and got.numel() == 1 and got.dtype.is_floating_point:
+        return float(got.item())
+    return float(got) if type(got) in (int, float) else None
+
+
+def _within(x: float, bracket: tuple[float, float]) -> bool:
+    return bracket[0] <= x <= bracket[1]
+
+
+def _timer_probe(student) -> Hint | None:
+    """The root cause behind a wrong time_call: two schedules timed, each telling some mistakes apart.
+
+    A (repeats=1, warmup=1): a slow first call, then fast ones: a timed warm-up shows, and a unit.
+    B (repeats=5, warmup=1): the third timed call slow: a mean or a total shows, and how often fn ran."""
+    a = Schedule([PROBE_SLOW], PROBE_FAST)
+    got_a = _probe(student, a, 1, 1)
+    b = Schedule([PROBE_FAST] * 3 + [PROBE_SLOW], PROBE_FAST)
+    got_b = _probe(student, b, 5, 1)
+    if got_a is None or got_b is None or not a.calls or not b.calls:
+        return None
+    every_a, every_b = list(range(a.calls)), list(range(b.calls))
+    for scale, unit in UNIT_SCALES.items():  # in that unit, between the shortest call and all calls together
+        if all(served.bracket(calls, served.request, None)[0] <= got / scale <= served.bracket(
+                calls, served.request, sum)[1] for served, calls, got in ((a, every_a, got_a), (b, every_b, got_b))):
+            took = statistics.median(b.call_seconds()[-5:])
+            return Hint(UNITS_HINT, f"on calls that took {took:.3g} s by the grader's clock your time_call reported "
+                                    f"{got_b:.4g}: {unit}, {scale:g} times the seconds")
+    shortest = min(end - start for start, end in a.intervals + b.intervals)
+    if 0 <= got_a < shortest / 5 and 0 <= got_b < shortest / 5:
+        return Hint(CLOCK_HINT, f"on calls of at least {shortest:.3g} s it reported {got_b:.3g}: that clock does not "
+                                "count the time a call waits (CPU time, time.process_time)")
+    if a.calls == 1 and b.calls == 5:
+        return Hint(WARMUP_HINT, "fn ran only `repeats` times: the warm-up calls are missing")
+    if a.calls > 2 or b.calls > 6:
+        return Hint(COUNT_HINT, f"fn ran {a.calls} times for repeats=1, warmup=1 and {b.calls} for repeats=5, "
+                                "warmup=1: a benchmark timer (blocked_autorange, timeit) chooses its own number of "
+                                "runs; time each of the `repeats` calls yourself")
+    if b.calls == 2:
+        return Hint(MEDIAN_HINT, "one call was timed, whatever `repeats` says")
+    if a.calls == 2 and got_a > a.bracket([1], a.request)[1] and _within(got_a, a.bracket(every_a, a.request, None)):
+        return Hint(WARMUP_HINT, f"with warmup=1 and a slow first call it reported {got_a:.3g} s: the warm-up call "
+                                 "was among the timed ones")
+    if b.calls == 6:
+        timed = b.last(5)
+        if _within(got_b, b.bracket(timed, b.request, sum)):
+            return Hint(TOTAL_HINT, "this is their total, not their median")
+        if got_b > b.bracket(timed, b.request)[1] and _within(got_b, b.bracket(timed, b.request, statistics.fmean)):
+            return Hint(MEDIAN_HINT, "this is their mean, which one slow call drags up")
+    if torch.cuda.is_available():
+        seconds, counted = 0.03, Counted()
+        got = as_number(student.call("time_call", student.local("gpu_sleep", seconds, counted), repeats=1, warmup=1),
+                        "time_call")
+        if counted.calls == 2 and got < seconds / 2:
+            return Hint(SYNC_HINT, f"on {seconds:g} s of GPU work it reported {got:.3g} s: the clock was read before "
+                                   "the queued work had run (torch.cuda.synchronize())")
+    return None
+
+
+def _study_probe(study: "Study") -> Hint | None:
+    """The root cause behind a wrong time_attention, read off the inputs its study passed to fn."""
+    if isinstance(study.times, StudentError):
+        return None
+    seen = [call.shapes for call in study.workload.seen]
+    missing = [T for T in study.Ts if not study.workload.calls_with(T)]
+    if missing or any(shapes != ((1, shapes[0][1], study.d_head),) * 3 for shapes in seen if shapes):
+        got = sorted(set(seen))[:3]
+        return Hint(FRESH_HINT, f"for Ts={study.Ts} fn got inputs of shapes {got}"
+                                + (f", none with T = {missing[0]}" if missing else ""))
+    if not all(call.distinct for call in study.workload.seen):
+        return Hint("q, k, v are three fresh random tensors", "the same tensor was passed more than once")
+    return None
+
+
+@pytest.fixture(scope="module")
+def diagnoses(student, request) -> dict[str, Diagnosis]:
+    return {"time_call": Diagnosis(lambda: _timer_probe(student)),
+            "time_attention": Diagnosis(lambda: _study_probe(request.getfixturevalue("study")))}
+
+
+@pytest.fixture(autouse=True)
+def _named_once(request, diagnoses):
+    """A failed check names the root cause its functions' diagnoses find, time_call's first."""
+    with root_cause(*covering(request.function, diagnoses)):
+        yield
+
+
+def uniform(gen: torch.Generator, low: float, high: float) -> float:
+    return low + (high - low) * float(torch.rand(1, generator=gen))
+
+
+def speeds(gen: torch.Generator, low: float, high: float) -> Iterator[float]:
+    """The call durations of a check's two workloads, drawn per student: the second is 2.5 to 4 times the
+    first, and at least 1.5 times the most the grader's clock allowed for the first (`.send` it that), so
+    that no single number fits both, however busy the machine."""
+    first = uniform(gen, low, high)
+    allowed = yield first
+    yield min(MAX_SECOND_SPEED, max(first * uniform(gen, 2.5, 4.0), 1.5 * (allowed or 0.0)))
+
+
+def _two_runs(gen: torch.Generator, low: float, high: float) -> Iterator[tuple[int, float, Callable[[float], None]]]:
+    """(run 0 or 1, its duration, a callback to tell it what the first run's clock allowed at most)."""
+    durations = speeds(gen, low, high)
+    told: list[float] = []
+    yield 0, next(durations), told.append
+    yield 1, durations.send(told[0] if told else 0.0), told.append
+
+
 def _time_call(student, workload: Served, repeats: int, warmup: int, checked: str) -> float:
     got = as_number(student.call("time_call", student.remote(workload), repeats=repeats, warmup=warmup), checked)
     expect(workload.calls > 0, checked, "fn called, then timed", "fn never called", "time each call of fn(*args)")
     return got
 
 
-def _expect_median_of_last(got: float, workload: Served, repeats: int, student, checked: str, hint: str) -> None:
+def _expect_median_of_last(got: float, workload: Served, repeats: int, student, checked: str, hint: str) -> float:
     """`got` lies within what the grader's clock allows for the median of the last `repeats` calls
     (the timed ones), so `return 0.0`, or a number from anywhere, fails. Each timed call measures at
     least its own duration, so a mean with one slow call among them is at least their mean: it fails
     whenever the machine is calm enough for the median's bracket to lie below that, and a correct
-    median never does, however busy the machine."""
+    median never does, however busy the machine. Returns the most it allowed."""
     timed = workload.last(repeats)
     low, high = workload.bracket(timed, student.last_request)
     expect(low <= got <= high, checked, f"between {low:.4g} and {high:.4g} s (the median of the timed calls, by the "
            "grader's clock)", f"{got:.4g} s", CLOCK_HINT if got < low else hint,
            lambda: _calls_picture(checked, workload, repeats, got, student))
+    return high
 
 
-def _calls_picture(checked: str, workload: Served, repeats: int, got: float, student) -> list[dict]:
+def _calls_picture(checked: str, workload: Served, repeats: int, got: float, student,
+                   allowed: tuple[float, float] | None = None) -> list[dict]:
     """Each call of fn by the grader's clock (the last `repeats` the timed ones), what the timer
-    reported, and what the grader allows for the median of the timed calls."""
+    reported, and what the grader allows: `allowed`, the range the check's message gives, else (the
+    same computation as `_expect_median_of_last`'s) the median of the timed calls'."""
     timed = workload.last(repeats)
-    return [figures.calls(checked, workload.call_seconds(), [i in timed for i in range(workload.calls)], got,
-                          workload.bracket(timed, student.last_request) if timed else None)]
+    allowed = allowed or (workload.bracket(timed, student.last_request) if timed else None)
+    return [figures.calls(checked, workload.call_seconds(), [i in timed for i in range(workload.calls)], got, allowed)]
 
 
 @check("score_grid_bytes: one float32 grid is T² · 4 bytes", points=1)
@@ -177,7 +325,7 @@ def test_bytes_single_grid(student, gen):
     T = int(torch.randint(50, 5000, (1,), generator=gen))
     got = as_number(student.call("score_grid_bytes", T), f"score_grid_bytes({T})")
     expect(got == ref.score_grid_bytes(T), f"score_grid_bytes({T})", f"{ref.score_grid_bytes(T):,} bytes",
-           f"{got:,.0f}", "B · H · T² · itemsize")
+           f"{got:,.0f}", BYTES_HINT)
 
 
 @check("score_grid_bytes: counts every head and every sequence in the batch", points=1)
@@ -186,7 +334,7 @@ def test_bytes_heads_and_batch(student, gen):
     got = as_number(student.call("score_grid_bytes", T, n_heads=H, batch=B), f"score_grid_bytes({T}, n_heads={H}, batch={B})")
     want = ref.score_grid_bytes(T, n_heads=H, batch=B)
     expect(got == want, f"score_grid_bytes({T}, n_heads={H}, batch={B})", f"{want:,} bytes", f"{got:,.0f}",
-           "B · H · T² · itemsize")
+           BYTES_HINT)
 
 
 @check("score_grid_bytes: uses the item size of the dtype", points=1)
@@ -196,30 +344,42 @@ def test_bytes_dtype(student, gen):
         got = as_number(student.call("score_grid_bytes", T, dtype=dtype), f"score_grid_bytes({T}, dtype={dtype})")
         want = ref.score_grid_bytes(T, dtype=dtype)
         expect(got == want, f"score_grid_bytes({T}, dtype={dtype})", f"{want:,} bytes", f"{got:,.0f}",
-               "B · H · T² · itemsize")
+               BYTES_HINT)
 
 
 @waits
+@diagnosed("time_call")
 @check("time_call: warm-up calls are not timed", points=2)
-def test_time_call_warmup(student):
-    checked, schedule = "time_call(fn, repeats=1, warmup=1) where only the first call is slow", Schedule([SLOW], FAST)
-    got = _time_call(student, schedule, 1, 1, checked)
-    # Without a warm-up the one timed call is the slow one. The grader's clock decides the rest: under
-    # load a correct timer may report far more than FAST, but never more than the second call allows.
-    expect(schedule.calls > 1, checked, f"about {FAST} s (the slow first call is the untimed warm-up)",
-           f"{got:.4g} s", "run untimed warm-up calls", lambda: _calls_picture(checked, schedule, 1, got, student))
-    _expect_median_of_last(got, schedule, 1, student, checked, "run untimed warm-up calls")
+def test_time_call_warmup(student, gen):
+    slow = uniform(gen, *SLOW)
+    for run, fast, allowed in _two_runs(gen, *FAST):  # the second run, all fast, outs a constant
+        first = slow if run == 0 else fast
+        checked = (f"time_call(fn, repeats=1, warmup=1) where the first call takes {first:.3g} s and the others "
+                   f"{fast:.3g} s")
+        schedule = Schedule([first], fast)
+        got = _time_call(student, schedule, 1, 1, checked)
+        # Without a warm-up the one timed call is the slow one. The grader's clock decides the rest: under
+        # load a correct timer may report far more than `fast`, but never more than the second call allows.
+        expect(schedule.calls > 1, checked, f"about {fast:.3g} s (the first call is the untimed warm-up)",
+               f"{got:.4g} s", WARMUP_HINT, lambda: _calls_picture(checked, schedule, 1, got, student))
+        allowed(_expect_median_of_last(got, schedule, 1, student, checked, WARMUP_HINT))
 
 
 @waits
+@diagnosed("time_call")
 @check("time_call: the median ignores one slow repeat", points=2)
-def test_time_call_median(student):
-    checked = "time_call(fn, repeats=5, warmup=1) where the third timed call is slow"
-    schedule = Schedule([FAST, FAST, FAST, SLOW], FAST)
-    got = _time_call(student, schedule, 5, 1, checked)
-    _expect_median_of_last(got, schedule, 5, student, checked, "take the median of several runs")
+def test_time_call_median(student, gen):
+    slow = uniform(gen, *SLOW)
+    for run, fast, allowed in _two_runs(gen, *FAST):  # the second run, all fast, outs a constant
+        third = slow if run == 0 else fast
+        checked = (f"time_call(fn, repeats=5, warmup=1) where the third timed call takes {third:.3g} s and the "
+                   f"others {fast:.3g} s")
+        schedule = Schedule([fast, fast, fast, third], fast)
+        got = _time_call(student, schedule, 5, 1, checked)
+        allowed(_expect_median_of_last(got, schedule, 5, student, checked, MEDIAN_HINT))
 
 
+@diagnosed("time_call")
 @check("time_call: calls fn warmup + repeats times", points=1)
 def test_time_call_count(student, gen):
     repeats, warmup = int(torch.randint(3, 6, (1,), generator=gen)), int(torch.randint(1, 3, (1,), generator=gen))
@@ -227,33 +387,60 @@ def test_time_call_count(student, gen):
     checked = f"time_call(fn, repeats={repeats}, warmup={warmup})"
     as_number(student.call("time_call", student.remote(schedule), repeats=repeats, warmup=warmup), checked)
     expect(schedule.calls == repeats + warmup, f"how often {checked} called fn", f"{repeats + warmup} times",
-           f"{schedule.calls} times", "take the median of several runs")
+           f"{schedule.calls} times", _count_hint(schedule.calls, repeats, warmup))
+
+
+def _count_hint(calls: int, repeats: int, warmup: int) -> str:
+    """What calling fn `calls` times instead of warmup + repeats shows."""
+    return WARMUP_HINT if calls == repeats else MEDIAN_HINT if calls == warmup + 1 else COUNT_HINT
 
 
 @waits
+@diagnosed("time_call")
 @check("time_call: returns seconds of a known workload", points=1)
-def test_time_call_units(student):
-    seconds = 0.005
-    checked = f"time_call(fn, repeats=3, warmup=1) on a fn that takes {seconds} s"
-    schedule = Schedule([], seconds)
-    got = _time_call(student, schedule, 3, 1, checked)
-    # Any statistic of the timed calls: this check is about units, the median has its own.
-    low, high = schedule.bracket(schedule.last(3), student.last_request, statistic=None)
-    expect(low <= got <= high, checked, f"about {seconds} (seconds, from time.perf_counter; between {low:.4g} and "
-           f"{high:.4g} by the grader's clock)", f"{got:.4g}", "return wall-clock seconds: time.perf_counter() after "
-           "minus before", lambda: _calls_picture(checked, schedule, 3, got, student))
+def test_time_call_units(student, gen):
+    for _, seconds, allowed in _two_runs(gen, *UNITS):
+        checked = f"time_call(fn, repeats=3, warmup=1) on a fn that takes {seconds:.3g} s"
+        schedule = Schedule([], seconds)
+        got = _time_call(student, schedule, 3, 1, checked)
+        # Any statistic of the timed calls: this check is about units, the median has its own.
+        low, high = schedule.bracket(schedule.last(3), student.last_request, statistic=None)
+        expect(low <= got <= high, checked, f"about {seconds:.3g} (seconds, from time.perf_counter; between {low:.4g} "
+               f"and {high:.4g} by the grader's clock)", f"{got:.4g}", CLOCK_HINT if got < low else UNITS_HINT,
+               lambda: _calls_picture(checked, schedule, 3, got, student, (low, high)))
+        allowed(high)
+
+
+class Counted(Served):
+    """A workload that runs on the submission's side (GPU work): the grader only counts and clocks its calls."""
+
+    def serve(self, seen: Seen) -> None:
+        pass
 
 
 @waits
+@diagnosed("time_call")
 @check("time_call: synchronises with the GPU before reading the clock", points=1)
-def test_time_call_synchronises(student, device):
-    seconds = 0.05 if device == "cuda" else 0.005
-    checked = f"time_call(fn, repeats=3, warmup=1) where fn does {seconds} s of work on {device}"
+def test_time_call_synchronises(student, gen, device):
+    if device == "cpu":  # nothing to synchronise with: two workloads timed as the units check times them
+        for _, seconds, allowed in _two_runs(gen, *UNITS):
+            checked = f"time_call(fn, repeats=3, warmup=1) where fn does {seconds:.3g} s of work on cpu"
+            schedule = Schedule([], seconds)
+            got = _time_call(student, schedule, 3, 1, checked)
+            low, high = schedule.bracket(schedule.last(3), student.last_request, statistic=None)
+            expect(low <= got <= high, checked, f"between {low:.4g} and {high:.4g} s (by the grader's clock)",
+                   f"{got:.4g} s", CLOCK_HINT if got < low else UNITS_HINT)
+            allowed(high)
+        return
+    seconds = uniform(gen, 0.03, 0.08)
+    checked = f"time_call(fn, repeats=3, warmup=1) where fn does {seconds:.3g} s of work on {device}"
     # On a GPU the work is queued and the call returns at once: only a synchronised timer sees it.
-    fn = student.catalogue("CudaSleepWorkload", seconds) if device == "cuda" else student.remote(Schedule([], seconds))
-    got = as_number(student.call("time_call", fn, repeats=3, warmup=1), checked)
-    expect(seconds / 2 <= got <= student.last_seconds, checked, f"about {seconds} s (at most {student.last_seconds:.4g} s, "
-           "the whole call by the grader's clock)", f"{got:.4g} s", "synchronise before reading the clock")
+    counted = Counted()
+    got = as_number(student.call("time_call", student.local("gpu_sleep", seconds, counted), repeats=3, warmup=1), checked)
+    expect(counted.calls == 4, f"how often {checked} called fn", "4 times", f"{counted.calls} times",
+           _count_hint(counted.calls, 3, 1))
+    expect(seconds / 2 <= got <= student.last_seconds, checked, f"about {seconds:.3g} s (at most {student.last_seconds:.4g} s, "
+           "the whole call by the grader's clock)", f"{got:.4g} s", SYNC_HINT if got < seconds / 2 else UNITS_HINT)
 
 
 @dataclass
@@ -282,7 +469,8 @@ class Study:
 @pytest.fixture(scope="module")
 def study(student, module_gen) -> Study:
     start = int(torch.randint(200, 240, (1,), generator=module_gen))
-    Ts, d_head, workload = [start, 2 * start, 4 * start], int(torch.randint(8, 48, (1,), generator=module_gen)), Quadratic()
+    Ts, d_head = [start, 2 * start, 4 * start], int(torch.randint(8, 48, (1,), generator=module_gen))
+    workload = Quadratic(uniform(module_gen, *SYNTHETIC_T2_SECONDS))
     try:
         times = student.call("time_attention", student.remote(workload), Ts, d_head=d_head, repeats=SYNTHETIC_REPEATS)
     except StudentError as exc:
@@ -291,14 +479,15 @@ def study(student, module_gen) -> Study:
 
 
 @waits
+@diagnosed("time_call", "time_attention")
 @check("time_attention: fresh (1, T, d_head) inputs for every T, one time per T", points=1)
 def test_time_attention_inputs(study):
     study.valid_times()
-    shapes = sorted({tuple(tuple(s) for s in call.get("shapes", [])) for call in study.workload.seen})
+    shapes = sorted({call.shapes for call in study.workload.seen})
     want = sorted(tuple([(1, T, study.d_head)] * 3) for T in study.Ts)
     expect(shapes == want, f"the shapes of q, k, v that {study.checked} passed to fn", f"{want}", f"{shapes}",
-           "q, k, v of shape (1, T, d_head), fresh for each T")
-    expect(all(call.get("distinct") is True for call in study.workload.seen), f"q, k and v passed by {study.checked}",
+           FRESH_HINT)
+    expect(all(call.distinct for call in study.workload.seen), f"q, k and v passed by {study.checked}",
            "three different random tensors", "the same tensor more than once", "q, k, v are three fresh random tensors")
 
 
@@ -314,17 +503,18 @@ def _expect_clocked_times(times: list[float], Ts: list[int], workload: Recorded,
     for T, got in zip(Ts, times):
         calls, the_time = workload.calls_with(T), f"{checked}: the time for T = {T}, where fn takes {cost}"
         expect(len(calls) >= 2, the_time, "fn called on inputs of T tokens (a warm-up, then the timed calls)",
-               f"{len(calls)} calls", "time each T with time_call(attn, q, k, v)", picture)
+               f"{len(calls)} calls", EACH_T_HINT, picture)
         low, high = workload.bracket(calls, request, statistic=None)
         expect(low <= got <= high, the_time, f"between {low:.4g} and {high:.4g} s (the median of its timed calls, by the "
                f"grader's clock; times {[f'{t:.3g}' for t in times]})", f"{got:.4g} s",
-               "time each T with time_call(attn, q, k, v)", picture)
+               EACH_T_HINT, picture)
 
 
+@diagnosed("time_call", "time_attention")
 @check("time_attention: times grow as T² on a workload of cost T²", points=1)
 def test_time_attention_quadratic(study):
     _expect_clocked_times(study.valid_times(), study.Ts, study.workload, study.request, study.checked,
-                          f"{SYNTHETIC_T2_SECONDS:g} · T² s")
+                          f"{study.workload.per_token2:.3g} · T² s")
 
 
 @check("fit_power_law: the slope of log(time) against log(T)", points=2)
@@ -336,7 +526,7 @@ def test_fit_power_law(student, gen):
     got = as_number(student.call("fit_power_law", Ts, times), f"fit_power_law(Ts={Ts}, times)")
     want = ref.fit_power_law(Ts, times)
     expect(math.isclose(got, want, rel_tol=1e-4, abs_tol=1e-6), f"fit_power_law on times ∝ T^{power:.3f}",
-           f"{want:.4f}", f"{got:.4f}", "fit log(time) against log(T): the least-squares slope",
+           f"{want:.4f}", f"{got:.4f}", Hint(FIT_HINT, "the least-squares slope"),
            lambda: [figures.loglog(f"fit_power_law(Ts={Ts}, times)", Ts, {"times": times}, guides={
                f"slope {want:.3g} (the least-squares fit)": want, f"your slope {got:.3g}": got})])
 
@@ -352,6 +542,7 @@ REAL_STUDY_ATTEMPTS = 3  # a busy machine can spoil one GPU study; a broken time
 PEAK_FLOPS = 1e13  # no device here runs materialised attention faster: a floor for every reported time
 
 
+@diagnosed("time_call", "time_attention")
 @check("time_attention: a real study of materialised attention shows the T² cost", points=1)
 def test_real_study(student):
     device = available_devices()[-1]  # the GPU when there is one, where a missing synchronise shows
@@ -363,25 +554,30 @@ def test_real_study(student):
         _expect_study_times(times, Ts, checked)
         _expect_clocked_times(times, Ts, workload, student.last_request, checked, "what materialised attention takes")
         return
-    attention = student.catalogue("materialized_attention")
+    counted = Counted()
+    attention = student.local("attention", 0.0, counted)
     slopes, times, studies = [], [], {}
     picture = lambda: [figures.loglog(checked, Ts, studies)]  # noqa: E731
     for attempt in range(REAL_STUDY_ATTEMPTS):
+        before = counted.calls
         times = student.call("time_attention", attention, Ts, device=device, repeats=REAL_STUDY_REPEATS)
         _expect_study_times(times, Ts, checked)
+        expect(counted.calls - before >= 2 * len(Ts), f"how often {checked} called attn",
+               f"at least {2 * len(Ts)} times (a warm-up and a timed call per T)", f"{counted.calls - before} times",
+               EACH_T_HINT)
         studies[f"study {attempt + 1}"] = times
         floors = [4 * T * T * REAL_STUDY_D_HEAD / PEAK_FLOPS for T in Ts]
         expect(all(t >= f for t, f in zip(times, floors)) and sum(times) <= student.last_seconds, checked,
                f"times each above what the work takes at least and adding up to at most {student.last_seconds:.4g} s "
                "(the whole call, by the grader's clock)", f"{[f'{t:.3g}' for t in times]}",
-               "time each T with time_call(attn, q, k, v)", picture)
+               EACH_T_HINT, picture)
         slopes.append(ref.fit_power_law(Ts, times))
         # Wide band: a broken timer gives about 0 or 1.
         if 1.2 < slopes[-1] < 4.0:
             return
     fail(checked, "a log-log slope near 2 (doubling T quadruples the work)",
          f"slopes {[round(s, 2) for s in slopes]} in {len(slopes)} studies (last times {[f'{t:.3g}' for t in times]})",
-         "synchronise before reading the clock" if max(slopes) < 1.2 else "time each T with time_call(attn, q, k, v)",
+         SYNC_HINT if max(slopes) < 1.2 else EACH_T_HINT,
          pictures(picture))
 
 

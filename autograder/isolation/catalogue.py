@@ -1,9 +1,14 @@
-"""Trusted callables that graders hand to a submission's functions, built on its side by name.
+"""The callables a submission's code is given, built on its side: every one stands for something the
+grader serves, and none of them carries anything worth reading.
 
-`time_call`, `time_attention` and `is_permutation_equivariant` take a function
-as an argument. The graders never pass submission objects around; they name
-one of these, and the submission's process builds it. Workloads whose cost and
-call records the graders rely on are `Remote`: the grader serves each call.
+A grader passes functions to a submission (the workload `time_call` times, the function
+`is_permutation_equivariant` tests) and, while one part is graded, the names of the other parts
+(the reference versions, so that one mistake costs points once). The submission never receives
+their code: each is a `Served` callable whose calls go back to the grader over the sandbox's
+socket, with a handle the grader chose at random, a neutral name and no docstring, so that
+neither its attributes nor its type tell one apart from another. Only the work that must run in
+the submission's own process (on its GPU, where its timer has to synchronise) runs here, after the
+grader has been told of the call (`LocalWork`).
 """
 
 from __future__ import annotations
@@ -13,79 +18,98 @@ from typing import Any, Callable
 
 import torch
 
-
-class Remote:
-    """A callable whose calls are served by the grader (a `callback` message each): what the call
-    costs and what is recorded of it live in the grading process, out of the submission's reach.
-    It tells the grader only what it was called with: shapes, devices and dtypes of tensors."""
-
-    def __init__(self, handle: int, call_back: Callable[[dict], Any]):
-        self._handle = handle
-        self._call_back = call_back
-
-    def __call__(self, *args: Any) -> None:
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
-        self._call_back({"op": "callback", "handle": self._handle, "args": {
-            "shapes": [list(t.shape) for t in tensors],
-            "devices": [str(t.device) for t in tensors],
-            "dtypes": [str(t.dtype) for t in tensors],
-            "distinct": len({t.data_ptr() for t in tensors}) == len(tensors),
-        }})
+# handle, method ("call", "new", "seen"), args, kwargs -> the grader's answer (raises what it raised)
+CallBack = Callable[[int, str, tuple, dict], Any]
+NEUTRAL_NAME = "fn"
 
 
-class CudaSleepWorkload:
-    """Queues `seconds` of GPU work and returns at once: only a synchronised timer sees it."""
-
-    def __init__(self, seconds: float):
-        self.cycles = int(seconds * _cuda_clock_hz())
-
-    def __call__(self, *args: Any) -> None:
-        torch.cuda._sleep(self.cycles)
+def describe(args: tuple) -> dict[str, Any]:
+    """What a call was given, without the values: its tensors' shapes, devices and dtypes."""
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    return {"shapes": [list(t.shape) for t in tensors], "devices": [str(t.device) for t in tensors],
+            "dtypes": [str(t.dtype).removeprefix("torch.") for t in tensors],
+            "distinct": len({t.data_ptr() for t in tensors}) == len(tensors)}
 
 
-def _cuda_clock_hz() -> float:
+class Served:
+    """A function the grader serves: with `values`, each call's arguments go to the grader and its
+    answer comes back; without, the grader is told only what the call was given (shapes, devices)."""
+
+    __slots__ = ("_handle", "_call_back", "_values")
+    __name__ = NEUTRAL_NAME
+    __module__ = "builtins"
+    __doc__ = None
+
+    def __init__(self, handle: int, call_back: CallBack, values: bool) -> None:
+        self._handle, self._call_back, self._values = handle, call_back, values
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._values:
+            return self._call_back(self._handle, "call", args, kwargs)
+        self._call_back(self._handle, "seen", (describe(args),), {})
+        return None
+
+    def __repr__(self) -> str:
+        return f"<function {NEUTRAL_NAME}>"
+
+    def __getattr__(self, name: str) -> str:
+        if name == "__qualname__":  # a class body's __qualname__ names the class, not its instances
+            return NEUTRAL_NAME
+        raise AttributeError(name)
+
+
+def served_class(name: str, handle: int, call_back: CallBack) -> type:
+    """A class whose instances live in the grader: constructing one and calling it are served calls."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        self._instance = call_back(handle, "new", args, kwargs)
+
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return call_back(handle, "call", (self._instance, *args), kwargs)
+
+    return type(name, (), {"__init__": __init__, "__call__": __call__, "forward": __call__, "__doc__": None,
+                           "__module__": "builtins"})
+
+
+class LocalWork:
+    """Work that must run here, in the submission's process (GPU work that only a synchronised timer
+    sees): the grader is told of each call first, so what it counts and clocks is its own."""
+
+    __slots__ = ("_handle", "_call_back", "_work")
+    __name__ = NEUTRAL_NAME
+    __module__ = "builtins"
+    __doc__ = None
+
+    def __init__(self, handle: int, call_back: CallBack, kind: str, amount: float) -> None:
+        self._handle, self._call_back = handle, call_back
+        self._work = _KINDS[kind](amount)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self._call_back(self._handle, "seen", (describe(args),), {})
+        return self._work(*args)
+
+    def __repr__(self) -> str:
+        return f"<function {NEUTRAL_NAME}>"
+
+    def __getattr__(self, name: str) -> str:
+        if name == "__qualname__":
+            return NEUTRAL_NAME
+        raise AttributeError(name)
+
+
+def _gpu_sleep(seconds: float) -> Callable[..., None]:
+    """Queues `seconds` of GPU work and returns at once."""
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
-    return getattr(props, "clock_rate", 1_500_000) * 1000.0
+    cycles = int(seconds * getattr(props, "clock_rate", 1_500_000) * 1000.0)
+    return lambda *args: torch.cuda._sleep(cycles)
 
 
-def materialized_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+def _attention(_: float) -> Callable[..., torch.Tensor]:
     """softmax(q kᵀ / √d) v with the whole score grid built: the T² workload."""
-    return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+    def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1) @ v
+    return attend
 
 
-def self_attention(x: torch.Tensor) -> torch.Tensor:
-    """Parameter-free attention of the tokens on each other: permutation-equivariant."""
-    return materialized_attention(x, x, x)
-
-
-def causal_self_attention(x: torch.Tensor) -> torch.Tensor:
-    """The same with a causal mask: order matters, so not permutation-equivariant."""
-    T = x.shape[-2]
-    scores = x @ x.transpose(-2, -1) / math.sqrt(x.shape[-1])
-    allowed = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
-    return torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1) @ x
-
-
-def running_sum(x: torch.Tensor) -> torch.Tensor:
-    """Each token plus all before it: depends on order."""
-    return x.cumsum(dim=-2)
-
-
-def doubled(x: torch.Tensor) -> torch.Tensor:
-    """Token-wise and so trivially permutation-equivariant."""
-    return 2 * x
-
-
-_FUNCTIONS: dict[str, Callable] = {
-    f.__name__: f for f in (materialized_attention, self_attention, causal_self_attention, running_sum, doubled)
-}
-_CLASSES: dict[str, type] = {c.__name__: c for c in (CudaSleepWorkload,)}
-
-
-def build(name: str, *args: Any, **kwargs: Any) -> Any:
-    """The catalogue entry `name`: a function as it is, or an instance of a workload class."""
-    if name in _FUNCTIONS and not args and not kwargs:
-        return _FUNCTIONS[name]
-    if name in _CLASSES:
-        return _CLASSES[name](*args, **kwargs)
-    raise LookupError(f"{name!r} is not in the graders' catalogue")
+_KINDS: dict[str, Callable[[float], Callable]] = {"gpu_sleep": _gpu_sleep, "attention": _attention}
+LOCAL_KINDS = tuple(_KINDS)

@@ -21,7 +21,7 @@ CPU_PERIOD_US = 100_000  # a quota of one period per period: one core
 
 
 def create(name: str) -> tuple[dict | None, str]:
-    """A tree for one zygote's sandboxes as plain data, or (None, why not)."""
+    """A tree for one zygote's sandboxes as plain data, or (None, why not, in a few words)."""
     own = _own_cgroups()
     if all((ROOT / c / "cgroup.procs").exists() for c in V1_CONTROLLERS):
         tree = {"version": 1, "folders": {c: str(ROOT / c / own.get(c, "").lstrip("/") / name) for c in V1_CONTROLLERS}}
@@ -29,10 +29,10 @@ def create(name: str) -> tuple[dict | None, str]:
         parent = ROOT / own.get("", "").lstrip("/")
         delegated = set((parent / "cgroup.subtree_control").read_text().split()) if (parent / "cgroup.subtree_control").exists() else set()
         if not {"cpu", "pids", "memory"} <= delegated:
-            return None, "no CPU share per sandbox (this cgroup v2 tree does not delegate cpu, pids and memory)"
+            return None, "this cgroup v2 tree does not delegate cpu, pids and memory"
         tree = {"version": 2, "folders": {"": str(parent / name)}}
     else:
-        return None, "no CPU share per sandbox (no cgroups)"
+        return None, "no cgroups here"
     _remove_stale(tree)
     try:
         for folder in tree["folders"].values():
@@ -41,7 +41,7 @@ def create(name: str) -> tuple[dict | None, str]:
             Path(tree["folders"][""], "cgroup.subtree_control").write_text("+cpu +pids +memory")
     except OSError as exc:
         remove_tree(tree)
-        return None, f"no CPU share per sandbox (cgroups not writable: {exc.strerror})"
+        return None, f"cgroups not writable: {exc.strerror}"
     return tree, ""
 
 

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from . import cgroups, seccomp
+from . import cgroups, landlock, seccomp
 from .policy import View
 
 SANDBOX_UID_BASE = 1 << 30  # + the sandbox's pid: a uid no one else has, so process limits count per sandbox
@@ -40,7 +40,8 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVA
 AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = -100, 0x8000, 1, 2
 MNT_DETACH = 2
 SYSCALLS = {"x86_64": {"pivot_root": 155, "mount_setattr": 442}, "aarch64": {"pivot_root": 41, "mount_setattr": 442}}
-PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, CAPABILITY_VERSION_3 = 38, 1, 0x20080522
+PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, PR_SET_KEEPCAPS, PR_SET_DUMPABLE, CAPABILITY_VERSION_3 = 38, 1, 8, 4, 0x20080522
+CAP_SETUID = 7
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -103,6 +104,34 @@ def fork_sandbox(mode: str, own_pid_ns: int) -> int:
     return pid
 
 
+def _first_to_go() -> None:
+    """When memory runs out (a container's limit), the kernel kills a sandbox, never the grader."""
+    try:
+        Path("/proc/self/oom_score_adj").write_text("1000")
+    except OSError:
+        pass
+
+
+def _processes_of(uid: int) -> int:
+    """How many processes `uid` has now: where a sandbox runs under the grader's own uid (an ordinary
+    user's host), the process limit counts them all, so it is set this much above the limit."""
+    count, mine = 0, f"Uid:\t{uid}\t"  # the real uid (a process that is not dumpable shows root as its owner)
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/status") as status:
+                    count += any(line.startswith(mine) for line in status)
+            except OSError:
+                pass
+    return count
+
+
+def keep_memory_private() -> None:
+    """For the grader's own processes: not dumpable, so that a sandbox running under the same uid (an
+    ordinary user's host, without namespaces) cannot read their memory or /proc entries."""
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
 def die_with_parent() -> None:
     """SIGKILL when the parent goes: a grading worker or zygote must not outlive what started it."""
     import signal
@@ -113,9 +142,13 @@ def die_with_parent() -> None:
 # ---------------------------------------------------------------- one sandbox
 
 
-def confine(config: dict, drop_root: bool, keep_fd: int) -> list[str]:
+def confine(config: dict, drop_root: str, keep_fd: int) -> list[str]:
     """Everything a sandbox does to itself before it runs a line of the submission; returns what
-    did not hold. Afterwards the working folder is the sandbox's scratch folder."""
+    did not hold. Afterwards the working folder is the sandbox's scratch folder.
+
+    `drop_root` (as root): "uid", a uid of its own; "fsuid", a uid of its own that still opens files as
+    their root owner would (Python in a home of mode 700, where the view is Landlock's, which decides
+    what may be opened); "" to stay uid 0 without capabilities."""
     cpu, memory, file_size, processes, scratch_bytes = config["limits"]
     view: View = config["view"]
     weaknesses: list[str] = []
@@ -129,9 +162,9 @@ def confine(config: dict, drop_root: bool, keep_fd: int) -> list[str]:
                                    memory + scratch_bytes + CGROUP_HEADROOM_BYTES)
     private = False
     if config["mode"]:
-        weaknesses += _private_namespaces()
-        private = not weaknesses
-        weaknesses += _private_filesystem(view, scratch_bytes) if private else []
+        missing = _private_namespaces()
+        private = not missing
+        weaknesses += missing + (_private_filesystem(view, scratch_bytes) if private else [])
     scratch = SCRATCH if private else tempfile.mkdtemp(prefix="submission-", dir=config["scratch_root"])
     os.makedirs(scratch, exist_ok=True)
     for name, data in config["public"].items():
@@ -145,26 +178,52 @@ def confine(config: dict, drop_root: bool, keep_fd: int) -> list[str]:
     os.environ.clear()
     os.environ.update({"PATH": "/usr/bin:/bin", "HOME": scratch, "OMP_NUM_THREADS": "1",
                        "MPLCONFIGDIR": scratch, "MPLBACKEND": "Agg"})
-    mapped = _mapped_bytes()  # torch already maps a lot of address space; the limit is on top
+    _first_to_go()
+    mapped = mapped_bytes() or 0  # torch already maps a lot of address space; the limit is on top
+    if not drop_root and os.geteuid() != 0:  # the grader's own uid: its count of processes is shared
+        processes += _processes_of(os.getuid())
     for limit, value in ((resource.RLIMIT_CPU, cpu), (resource.RLIMIT_AS, mapped + memory),
                          (resource.RLIMIT_FSIZE, file_size), (resource.RLIMIT_NPROC, processes),
                          (resource.RLIMIT_CORE, 0)):
         resource.setrlimit(limit, (value, value))
+    ruleset = None
+    if not private:  # no namespaces here: the view is Landlock's (its paths opened while they can be)
+        ruleset, missing = landlock.prepare(view, scratch)
+        weaknesses += missing
     if drop_root:  # a uid of its own: other sandboxes' processes do not count against its process limit
-        uid = SANDBOX_UID_BASE + host_pid
-        try:
-            os.chown(scratch, uid, uid)
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)  # leaving uid 0 clears every capability
-        except OSError:  # root of a container's user namespace, where that uid does not exist
-            weaknesses.append("sandboxes cannot take a uid of their own, so they run as root without capabilities")
+        weaknesses += _own_uid(SANDBOX_UID_BASE + host_pid, scratch, keep_file_access=drop_root == "fsuid")
     if os.geteuid() == 0:  # root of a user namespace, or root that cannot leave uid 0
         _drop_capabilities()
+    if ruleset is not None:
+        landlock.enforce(ruleset)
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         weaknesses.append("no no_new_privs")
     weaknesses += seccomp.install()
     return weaknesses
+
+
+def _own_uid(uid: int, scratch: str, keep_file_access: bool) -> list[str]:
+    """Leave root for `uid` (every capability goes with it). With `keep_file_access`, files are still
+    opened as uid 0 would open them without capabilities (the file-system uid), so a Python installed
+    in root's private home stays readable: Landlock, not the file modes, decides what may be opened."""
+    try:
+        if not keep_file_access:
+            os.chown(scratch, uid, uid)
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        if keep_file_access:
+            _libc.prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0)
+        os.setresuid(uid, uid, uid)
+        if keep_file_access:
+            _set_effective_capabilities(1 << CAP_SETUID)
+            _libc.setfsuid(0)
+            _drop_capabilities()
+            _libc.prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0)
+            if _libc.setfsuid(-1) != 0:  # what it is now (a failing call reports the current value)
+                os._exit(70)
+    except OSError:  # root of a container's user namespace, where that uid does not exist
+        return ["sandboxes cannot take a uid of their own, so they run as root without capabilities"]
+    return []
 
 
 def _private_namespaces() -> list[str]:
@@ -270,17 +329,46 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, opti
 
 def _drop_capabilities() -> None:
     """No capability left, even in the sandbox's own user namespace (it could unmount what hides the graders)."""
+    _set_effective_capabilities(0, permitted=0)
+
+
+def _set_effective_capabilities(effective: int, permitted: int | None = None) -> None:
+    """capset: `effective` (and `permitted`, unchanged when None) for the first 32 capabilities, none
+    above, nothing inheritable. (The kernel's layout: effective, permitted, inheritable, for capabilities
+    0 to 31, then the same for 32 to 63.)"""
     header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)
     data = (ctypes.c_uint32 * 6)()
+    if permitted is None:
+        if _libc.capget(ctypes.byref(header), ctypes.byref(data)) != 0:
+            os._exit(70)
+        data[0] = data[1] & effective
+    else:
+        data[0], data[1], data[4] = effective, permitted, 0
+    data[2] = data[3] = data[5] = 0
     if _libc.capset(ctypes.byref(header), ctypes.byref(data)) != 0:
-        os._exit(70)  # never run a submission with capabilities
+        os._exit(70)  # never run a submission with capabilities it was not meant to keep
 
 
-def _mapped_bytes() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
+def cap_memory(extra_bytes: int, mapped: int | None = None) -> None:
+    """At most `extra_bytes` more address space than this process maps now (or `mapped`, where it cannot
+    read that), soft and hard limit both, so the code it bounds cannot raise it again (only lowered)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = (mapped_bytes() or mapped or 0) + max(0, extra_bytes)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def mapped_bytes() -> int | None:
+    """This process's address space (VmSize), or None where its /proc entry cannot be read."""
+    try:
+        text = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
         if line.startswith("VmSize:"):
             return int(line.split()[1]) * 1024
-    return 0
+    return None
 
 
 def readable_by_others(paths: list[str]) -> bool:

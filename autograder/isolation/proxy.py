@@ -10,19 +10,31 @@ call is made.
 
 from __future__ import annotations
 
+import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from . import protocol, wire
-from .protocol import RAN_OUT_OF_MEMORY, CallbackHandler, SandboxBreach
+from .protocol import RAN_OUT_OF_MEMORY, CallbackHandler
+
+# A served callable's handler: (method, args, kwargs) -> the value the submission's code receives.
+# "call" for a function or an instance, "new" to construct one; raise ServedError for what it raised.
+ServedHandler = Callable[[str, list, dict], Any]
+MAX_SEEN_TENSORS = 16
 
 MAX_ERROR_TEXT = 6000  # the server sends at most 2,000 characters of message and 4,000 of traceback
+# the kinds of error a sandbox's own runtime sends (protocol.PROTOCOL: what the grader says of a message it
+# never asked for); any other came from the submission's code
+HONEST_ERRORS = (protocol.EXCEPTION, protocol.NOT_IMPLEMENTED, protocol.MISSING, protocol.LOAD_ERROR, protocol.TIMEOUT,
+                 protocol.MEMORY, protocol.CRASH)
+LOADING = "while loading: "
 _MALFORMED = "The submission's process sent a malformed reply (did it write to the grader's socket, or replace the runtime?)."
 
 class Channel(Protocol):
-    def __call__(self, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
-        """Send `request`, serve callbacks while it runs, return the reply within `seconds`."""
+    def __call__(self, request: bytes, seconds: float, on_callback: CallbackHandler, isolated: bool = False) -> bytes:
+        """Send `request`, serve callbacks while it runs, return the reply within `seconds`; `isolated`:
+        in a sandbox of its own, discarded afterwards (a call that leaves the sandbox changed)."""
 
 
 class StudentError(Exception):
@@ -35,6 +47,7 @@ class StudentError(Exception):
         self.type = info.get("type", "")
         self.message = info.get("message", "")
         self.traceback = info.get("traceback", "")
+        self.detail = info.get("detail", "")[:60]  # how a crashed process ended: "signal 11 (SIGSEGV)"
 
     def explain(self) -> str:
         """What a student should read: plain words, then their own traceback."""
@@ -48,6 +61,9 @@ class StudentError(Exception):
         return self.message
 
 
+LEASH_SECONDS = 5.0  # each call after a submission's first timeout: an honest slow call at the graders' sizes takes < 1 s
+
+
 @dataclass
 class Clock:
     """One submission's time, shared by the parts graded for it.
@@ -55,11 +71,16 @@ class Clock:
     `call_seconds` bounds one call; `budget_seconds` bounds all calls together (the time the
     submission's code had, not the time the grader spent around it). A name whose call timed out
     or ran out of memory is not called again (it would cost as much each time); code whose loading
-    timed out is not loaded again."""
+    timed out is not loaded again. After the first call that timed out, the submission is on a
+    short leash: each later call gets at most `leash_seconds`, and all of them together one more
+    `call_seconds`, so one looping submission costs the class about two time limits, not one per
+    function."""
 
     call_seconds: float
     budget_seconds: float
+    leash_seconds: float = LEASH_SECONDS
     spent: float = 0.0
+    leash_left: float | None = None  # what the calls after the first timeout have left together
     not_called_again: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> the error to give
     load_failure: dict[str, str] | None = None
 
@@ -67,7 +88,19 @@ class Clock:
         return self.budget_seconds - self.spent
 
     def seconds_for_call(self) -> float:
-        return min(self.call_seconds, self.seconds_left())
+        return self.limit()[0]
+
+    def limit(self) -> tuple[float, str]:
+        """(seconds the next call may take, what bounds it: "call", "leash" or "budget")."""
+        bounds = [(self.call_seconds, "call"), (self.seconds_left(), "budget")]
+        if self.leash_left is not None:
+            bounds += [(min(self.leash_seconds, self.leash_left), "leash")]
+        return min(bounds)
+
+    def charge(self, seconds: float) -> None:
+        self.spent += seconds
+        if self.leash_left is not None:
+            self.leash_left -= seconds
 
 
 class Student:
@@ -80,16 +113,20 @@ class Student:
         self.load_errors: list[dict[str, str]] = []
         self.replies = 0  # replies that carried the submission's values: a check's failure after one is theirs
         self.last_request = (0.0, 0.0)  # (start, end) of the last request, on the grader's clock (time.monotonic)
-        self._remotes: dict[int, CallbackHandler] = {}
+        self.deadline = 0.0  # when the request in progress must be answered (time.monotonic)
+        self._served: dict[int, ServedHandler] = {}  # random handle -> what serves its calls
         self._names: dict[int, str] = {}  # handle -> the name of the class it was built from
+        self.forged: list[str] = []  # what its process sent that no honest one sends, in the grader's words
 
-    def load(self, cells: list[tuple[str, str]], inject: list[tuple[list[str], str]]) -> None:
-        """Run the submission's cells and inject reference parts; keeps the errors the cells raised."""
+    def load(self, cells: list[tuple[str, str]], served: list[tuple[str, str, ServedHandler]] = ()) -> None:
+        """Run the submission's cells, then put in place the names the grader serves: (name, "function"
+        or "class", handler). Keeps the errors the cells raised."""
         if self.clock.load_failure is not None:
             return  # every request will say why
+        names = [[name, kind, self._register(handler)] for name, kind, handler in served]
         try:
-            errors = self._request(protocol.LOAD, None, [], {}, cells=[list(c) for c in cells],
-                                   inject=[list(i) for i in inject])
+            errors = self._request(protocol.LOAD, None, [], {}, cells=[list(c) for c in cells])
+            self._request(protocol.SERVE, None, [], {}, served=names)
         except StudentError as exc:
             if exc.kind not in (protocol.TIMEOUT, protocol.BUDGET):
                 raise
@@ -103,6 +140,13 @@ class Student:
         """target(*args, **kwargs) in the submission; a Handle target calls that object (a module)."""
         return self._request(protocol.CALL, target, args, kwargs)
 
+    def call_with_memory(self, memory_bytes: int, target: str | wire.Handle, *args: Any, **kwargs: Any) -> Any:
+        """target(*args, **kwargs) with at most `memory_bytes` of memory beyond what the sandbox holds when
+        the call starts (its arguments included), in a sandbox of its own that is discarded afterwards:
+        the lowered limit cannot be raised again by the code it bounds. Running out of memory here says
+        nothing of calls without the cap, which are still made."""
+        return self._request(protocol.CALL, target, args, kwargs, memory_bytes=int(memory_bytes), isolated=True)
+
     def get(self, name: str) -> Any:
         """The value of a variable the submission defines (plain data only)."""
         return self._request(protocol.GET, name, (), {})
@@ -111,6 +155,7 @@ class Student:
         """(result, the arguments as the call left them): shows in-place modification."""
         reply = self._request(protocol.CALL, target, args, {}, echo_args=True)
         if type(reply) is not list or len(reply) != 2 or type(reply[1]) is not list or len(reply[1]) != len(args):
+            self.forged.append("a reply of the wrong shape")
             raise StudentError(self._label(target), {"kind": protocol.PROTOCOL, "message": _MALFORMED})
         return reply[0], reply[1]
 
@@ -118,6 +163,7 @@ class Student:
         """An instance of the submission's class `name`, kept on its side."""
         handle = self._request(protocol.CONSTRUCT, name, args, kwargs)
         if type(handle) is not wire.Handle:
+            self.forged.append("a reply of the wrong shape")
             raise StudentError(name, {"kind": protocol.PROTOCOL, "message": _MALFORMED})
         self._names[handle.id] = name
         return handle
@@ -126,27 +172,52 @@ class Student:
         """One of the few methods graders may call (protocol.METHODS)."""
         return self._request(protocol.METHOD, handle, args, {}, method=method)
 
-    def catalogue(self, name: str, *args: Any, **kwargs: Any) -> wire.Handle:
-        """A trusted callable from `autograder.isolation.catalogue`, built on the submission's side."""
-        return self._request(protocol.CATALOGUE, name, args, kwargs)
+    def remote(self, handler: Callable[["Seen"], Any] | ServedHandler, values: bool = False) -> wire.Handle:
+        """A callable on the submission's side whose every call runs here, in the grader, so its cost
+        and its records stay out of the submission's reach. With `values`, `handler(method, args,
+        kwargs)` gets the call's arguments and its return value is the call's; without, `handler(seen)`
+        is told only what the call was given (`Seen`) and the call returns None."""
+        serve = handler if values else _seen_only(handler)
+        return self._request(protocol.REMOTE, self._register(serve), (), {}, values=values)
 
-    def remote(self, handler: CallbackHandler) -> wire.Handle:
-        """A callable on the submission's side whose every call runs `handler` here, in the grader:
-        its cost and its records stay out of the submission's reach."""
-        key = len(self._remotes) + 1
-        self._remotes[key] = handler
-        return self._request(protocol.REMOTE, key, (), {})
+    def local(self, kind: str, amount: float, handler: Callable[["Seen"], Any]) -> wire.Handle:
+        """A callable that does its work in the submission's process (`catalogue.LOCAL_KINDS`: GPU work a
+        timer must synchronise with) after telling the grader of each call (`handler(seen)`)."""
+        return self._request(protocol.LOCAL, self._register(_seen_only(handler)), (), {}, kind=kind, amount=amount)
+
+    def generator(self, seed: int) -> wire.Handle:
+        """A torch.Generator seeded with `seed`, on the submission's side, to pass to its functions."""
+        return self._request(protocol.GENERATOR, int(seed), (), {})
 
     @property
     def last_seconds(self) -> float:
         """How long the last request took, on the grader's clock."""
         return self.last_request[1] - self.last_request[0]
 
-    def _serve_callback(self, message: dict) -> Any:
-        handler = self._remotes.get(message.get("handle")) if type(message.get("handle")) is int else None
-        if handler is None:
-            raise wire.WireError("a callback for no remote callable")
-        return handler(message.get("args"))
+    def _register(self, handler: ServedHandler) -> int:
+        """A handle no submission can guess or tell apart from another: random, 62 bits."""
+        handle = secrets.randbits(62)
+        while handle in self._served:
+            handle = secrets.randbits(62)
+        self._served[handle] = handler
+        return handle
+
+    def _serve_callback(self, message: dict) -> dict:
+        """The reply to a call of something served, made here; never raises (the submission's process
+        sent the message: whatever is wrong with it is that call's failure, not the grader's)."""
+        self.replies += 1
+        handle, method, args, kwargs = (message.get(k) for k in ("handle", "method", "args", "kwargs"))
+        handler = self._served.get(handle) if type(handle) is int else None
+        if handler is None or type(method) is not str or type(args) is not list or type(kwargs) is not dict:
+            self.forged.append("a call of something the grader never gave it")
+            return protocol.error(protocol.PROTOCOL, "a call of nothing the grader gave", "RuntimeError")
+        try:
+            return protocol.ok(handler(method, args, kwargs))
+        except ServedError as exc:
+            return protocol.error(protocol.EXCEPTION, exc.message, exc.type_name)
+        except Exception as exc:  # noqa: BLE001 - what the submission sent could not be served
+            return protocol.error(protocol.EXCEPTION, f"the grader could not serve this call ({type(exc).__name__}: "
+                                                      f"{str(exc)[:300]})", "RuntimeError")
 
     def _request(self, op: str, target: Any, args: tuple | list, kwargs: dict, **extra: Any) -> Any:
         label = self._label(target)
@@ -154,7 +225,13 @@ class Student:
             raise StudentError(label, self.clock.load_failure)
         if label in self.clock.not_called_again:
             raise StudentError(label, dict(self.clock.not_called_again[label]))
-        seconds = self.clock.seconds_for_call()
+        isolated = bool(extra.pop("isolated", False))
+        seconds, bound = self.clock.limit()
+        self.deadline = time.monotonic() + seconds
+        if seconds <= 0 and bound == "leash":
+            raise StudentError(label, {"kind": protocol.BUDGET, "message": (
+                f"Not run: after a call of your code timed out, all later calls together get one more time limit "
+                f"({self.clock.call_seconds:g} s), and it was used up.")})
         if seconds <= 0:
             raise StudentError(label, {"kind": protocol.BUDGET, "message": (
                 f"Not run: the time budget for your whole submission ({self.clock.budget_seconds:g} s) was used up "
@@ -162,32 +239,43 @@ class Student:
         start = time.monotonic()
         try:
             raw = self._channel(wire.encode(protocol.request(op, target, args, kwargs, **extra)), seconds,
-                                self._serve_callback)
+                                self._serve_callback, isolated=isolated)
             reply = wire.decode(raw)
         except wire.WireError as exc:  # the submission's process can send any bytes at all
+            self._forged(op, "a reply that is not the grader's format")
             raise StudentError(label, {"kind": protocol.PROTOCOL, "message": f"{_MALFORMED} ({exc})"}) from None
         finally:
             self.last_request = (start, time.monotonic())
-            self.clock.spent += self.last_seconds
+            self.clock.charge(self.last_seconds)
         if type(reply) is not dict or type(reply.get("ok")) is not bool:
+            self._forged(op, "a reply that is not the grader's format")
             raise StudentError(label, {"kind": protocol.PROTOCOL, "message": _MALFORMED})
         if reply["ok"]:
             self.replies += 1
             return reply.get("value")
         info = _capped(reply.get("error"))
         kind = info.get("kind")
-        if kind == protocol.BREACH:
-            raise SandboxBreach(info.get("message", ""))
+        if kind not in HONEST_ERRORS:
+            self._forged(op, "a message the grader never asked for" if kind == protocol.PROTOCOL
+                         else f"an error of a kind no sandbox sends ({kind!r:.40})")
         if kind == protocol.TIMEOUT:
-            if seconds < self.clock.call_seconds:  # it was the budget, not the call limit, that ran out
+            if bound == "budget":
                 info["kind"], info["message"] = protocol.BUDGET, (
                     f"Stopped: the time budget for your whole submission ({self.clock.budget_seconds:g} s) ran out "
                     "during this call.")
             elif op != protocol.LOAD:
+                if bound == "leash":
+                    info["message"] = (f"The call did not finish within {seconds:.3g} s, all a call gets after an "
+                                       "earlier call of your code timed out; it was stopped.")
+                elif self.clock.leash_left is None:
+                    self.clock.leash_left = self.clock.call_seconds
+                    info["message"] = (f"{info.get('message', '')} From now on each call of your code gets at most "
+                                       f"{self.clock.leash_seconds:g} s, and all of them together "
+                                       f"{self.clock.call_seconds:g} s more.").strip()
                 self.clock.not_called_again[label] = {"kind": kind, "message": (
-                    f"An earlier call of `{label}` timed out (it did not finish within {self.clock.call_seconds:g} s: "
+                    f"An earlier call of `{label}` timed out (it did not finish within {seconds:.3g} s: "
                     "an infinite loop?), so it is not called again.")}
-        if kind == protocol.MEMORY and op != protocol.LOAD:
+        if kind == protocol.MEMORY and op != protocol.LOAD and not isolated:
             self.clock.not_called_again[label] = {"kind": kind, "message": (
                 f"An earlier call of `{label}` {RAN_OUT_OF_MEMORY}, so it is not called again.")}
         if kind == protocol.MISSING and self.load_errors:
@@ -196,12 +284,60 @@ class Student:
                                f"{first.get('type', '')}: {first.get('message', '')}\n{first.get('traceback', '')}").rstrip()
         raise StudentError(label, info)
 
+    def _forged(self, op: str, what: str) -> None:
+        # every part of a submission is given the one reply its loading had: that reply is one message
+        self.forged.append(f"{LOADING}{what}" if op == protocol.LOAD else what)
+
     def _label(self, target: Any) -> str:
         if type(target) is str:
             return target
         if type(target) is wire.Handle and target.id in self._names:
             return self._names[target.id]
         return "the object"
+
+
+class ServedError(Exception):
+    """What a served call raised, to be raised again in the submission's code (as `type_name`)."""
+
+    def __init__(self, type_name: str, message: str):
+        super().__init__(message)
+        self.type_name, self.message = type_name, message
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a call of a served callable was given, as its side described it: checked, never trusted."""
+
+    shapes: tuple[tuple[int, ...], ...]
+    devices: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    distinct: bool
+
+    @classmethod
+    def parse(cls, data: Any) -> "Seen":
+        """Raises ValueError for anything but a well-formed, bounded description."""
+        if type(data) is not dict:
+            raise ValueError("a call description that is not a dict")
+        shapes, devices, dtypes, distinct = (data.get(k) for k in ("shapes", "devices", "dtypes", "distinct"))
+        if (type(shapes) is not list or len(shapes) > MAX_SEEN_TENSORS
+                or not all(type(s) is list and len(s) <= wire.MAX_TENSOR_RANK
+                           and all(type(n) is int and 0 <= n <= wire.MAX_TENSOR_ELEMENTS for n in s) for s in shapes)):
+            raise ValueError("malformed shapes in a call description")
+        for texts in (devices, dtypes):
+            if type(texts) is not list or len(texts) != len(shapes) or not all(type(t) is str and len(t) <= 40
+                                                                               for t in texts):
+                raise ValueError("malformed devices or dtypes in a call description")
+        if type(distinct) is not bool:
+            raise ValueError("malformed call description")
+        return cls(tuple(tuple(s) for s in shapes), tuple(devices), tuple(dtypes), distinct)
+
+
+def _seen_only(handler: Callable[[Seen], Any]) -> ServedHandler:
+    def serve(method: str, args: list, kwargs: dict) -> None:
+        if method != "seen" or len(args) != 1 or kwargs:
+            raise ValueError("a malformed call")
+        handler(Seen.parse(args[0]))
+    return serve
 
 
 def _capped(info: Any) -> dict[str, str]:
@@ -217,8 +353,8 @@ def in_process_channel() -> Channel:
 
     runtime = Runtime()
 
-    def channel(request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
-        runtime.callback = lambda message: on_callback(wire.decode(wire.encode(message)))
+    def channel(request: bytes, seconds: float, on_callback: CallbackHandler, isolated: bool = False) -> bytes:
+        runtime.callback = lambda message: wire.decode(wire.encode(on_callback(wire.decode(wire.encode(message)))))
         return wire.encode(runtime.handle(wire.decode(request)))
 
     return channel

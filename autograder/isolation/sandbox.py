@@ -2,11 +2,14 @@
 
 A `Zygote` is the process that forks sandboxes (see `zygote.py` for what runs in it): one per run
 on this machine, shared by its grading workers, each through a `ZygoteClient` of its own
-(`Zygote.attach`). A `SandboxChannel` is a channel (`proxy.Channel`) to one sandbox, for one part
-of one submission: it sends requests, serves the callbacks a request makes, enforces the
-request's deadline over the whole reply, and kills the sandbox (through a pidfd) when it overruns.
-After a crash or a timeout the next request gets a fresh sandbox with the submission's code loaded
-again, within a short limit; if that fails too, every later request fails at once.
+(`Zygote.attach`). A submission's notebook is loaded once, in a sandbox of its own
+(`LoadedSandbox`, see `inside.py`); each part is graded in a process forked from that loaded state.
+A `SandboxChannel` is a channel (`proxy.Channel`) to one part: it sends requests, serves the
+callbacks a request makes, enforces the request's deadline over the whole reply, and ends the
+part's process when it overruns or dies; the next request gets a new one, forked from the loaded
+state again (a slow import is paid once). If the loaded sandbox itself stops answering, it is
+killed whole (through its pidfd) and the code loaded again within a short limit; if that fails too,
+every later request fails at once.
 
 This module imports nothing heavy at first, so that a worker can start its zygote before it loads
 torch itself; the wire format (which needs torch) is imported when the first request is sent.
@@ -35,6 +38,9 @@ from .protocol import ATTACH, SPAWN, CallbackHandler, SandboxBreach
 ENV_KEEP = ("PATH", "PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "LANG", "TZ", "TMPDIR")
 ENV_KEEP_PREFIXES = ("LC_", "CUDA_", "NVIDIA_", "OMP_", "MKL_", "OPENBLAS_", "TORCH_", "PYTORCH_")
 RELOAD_FLOOR_SECONDS = 2.0  # a reload after a crash may take this long, or 3 times the first load
+CONTROL_SECONDS = 2.0  # a loaded sandbox's answer to fork or kill a part's process (it does nothing else)
+PROBE_SECONDS = 60.0  # the probe sandbox's answer (it imports nothing: it is quick unless the machine is stuck)
+SANDBOX_FRAME_BYTES = 64 * 2**20  # the most a sandbox may send at once: no grader check needs more
 FROM_SANDBOX_REPLY, FROM_SANDBOX_CALLBACK = b"R", b"C"
 
 
@@ -92,20 +98,28 @@ class Zygote(ZygoteClient):
     """The zygote process and its owner's line to it.
 
     `secrets` are paths no sandbox may see besides what the policy hides anyway (the reports,
-    the submissions); `public` the helper files every sandbox finds in its scratch folder;
-    `preload` the modules the zygote imports once for all. `wait_ready` raises `SandboxBreach`
-    when the sandboxes could reach the reference or the graders, unless `allow_weak`."""
+    the submissions): the view is worked out here, around them, so the zygote (whose memory every
+    sandbox inherits) is never told them. `public` are the helper files every sandbox finds in its
+    scratch folder; `preload` the modules the zygote imports once for all. `wait_ready` probes a
+    fresh sandbox and raises `SandboxBreach` when it could reach the reference, the graders or a
+    secret, unless `allow_weak`."""
 
     def __init__(self, limits: Limits, secrets: Iterable[Path | str] = (), public: dict[str, bytes] | None = None,
                  preload: Iterable[str] = (), allow_weak: bool = False):
+        from . import policy
+
         self.limits = limits
         self.allow_weak = allow_weak
+        view = policy.sandbox_view(secrets)
+        targets, modules = policy.probe_targets(secrets)
+        self._probe_request = {"op": protocol.PROBE, "targets": targets, "modules": modules}
         self.config = json.dumps({
             "limits": [limits.cpu_seconds, limits.memory_bytes, limits.file_bytes, limits.processes, limits.scratch_bytes],
-            "secrets": [str(p) for p in secrets], "preload": list(preload), "probe": not allow_weak,
+            "view": view.to_json(), "preload": list(preload), "gpu_memory_fraction": limits.gpu_memory_fraction,
             "public": {name: base64.b64encode(data).decode() for name, data in (public or {}).items()},
         }).encode()
         self.weaknesses: list[str] = []
+        self.isolation = ""  # what confines each sandbox, once the zygote has said (wait_ready)
         self._start()
 
     def _start(self) -> None:
@@ -123,22 +137,42 @@ class Zygote(ZygoteClient):
         self._ready = False
 
     def wait_ready(self) -> list[str]:
-        """Wait for the zygote's first message; returns what is weaker than full isolation.
-        Raises SandboxBreach when sandboxes could reach what they must not (unless `allow_weak`)."""
+        """Wait for the zygote's first message, then probe a fresh sandbox; returns what is weaker than
+        full isolation. Raises SandboxBreach when the sandbox could reach what it must not (unless
+        `allow_weak`). Only this probe decides: no submission code has run in that sandbox."""
         if self._ready:
             return self.weaknesses
-        hello = frames.recv_frame(self.sock)  # once it has probed what isolation this machine allows
+        hello = frames.recv_frame(self.sock)  # once it has found out what isolation this machine allows
         if hello is None:
             self.close()
             raise RuntimeError(f"the sandbox zygote did not start (exit status {self.process.returncode})")
         facts = json.loads(hello)
         self.weaknesses = list(facts.get("weaknesses", []))
-        breaches = list(facts.get("breaches", []))
+        self.isolation = str(facts.get("isolation", ""))
+        breaches = self._probe()
         if breaches and not self.allow_weak:
             self.close()
             raise SandboxBreach("sandboxes could reach what they must not: " + "; ".join(breaches))
         self._ready = True
         return self.weaknesses
+
+    def _probe(self) -> list[str]:
+        """What a fresh sandbox can reach of the probe targets."""
+        from . import wire
+
+        sock, process = super().spawn()
+        try:
+            frames.send_frame(sock, wire.encode(self._probe_request))
+            frame = frames.recv_frame(sock, deadline=time.monotonic() + PROBE_SECONDS)
+            reply = wire.decode(frame[1:]) if frame else None
+        except (OSError, TimeoutError, wire.WireError, frames.FrameError):
+            reply = None
+        finally:
+            sock.close()
+            process.kill()
+        if type(reply) is not dict or reply.get("ok") is not True or type(reply.get("value")) is not list:
+            return ["the probe sandbox did not answer"]
+        return [str(found) for found in reply["value"]]
 
     def attach(self) -> socket.socket:
         """A line to this zygote for another process (a grading worker): wrap it in a ZygoteClient."""
@@ -167,77 +201,283 @@ class Zygote(ZygoteClient):
         wait_or_kill(self.process, 10)
 
 
-class SandboxChannel:
-    """A channel to one sandbox, replaced (code reloaded) after a crash or a timeout."""
+_FORGED = "The submission's process sent the grader what it never asked for (did it write to the grader's socket?)"
 
-    def __init__(self, zygote: ZygoteClient):
-        self.zygote = zygote
+
+CRASH_GRACE_SECONDS = 0.5  # how long a part whose line closed may take to end by itself (its exit status is told)
+
+
+class _Lost(Exception):
+    """A process did not answer as it should: `kind` and `message` are what the submission is told."""
+
+    def __init__(self, kind: str, message: str, detail: str = ""):
+        super().__init__(message)
+        self.kind, self.message, self.detail = kind, message, detail
+
+    def reply(self) -> bytes:
+        return _error(self.kind, self.message, self.detail)
+
+
+def _exchange(sock: socket.socket, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
+    """Send `request`, serve its callbacks, return the reply's bytes within `seconds`; raises _Lost."""
+    from . import wire
+
+    deadline = time.monotonic() + seconds
+    try:
+        frames.send_frame(sock, request)
+        while True:
+            frame = frames.recv_frame(sock, SANDBOX_FRAME_BYTES, deadline=deadline)
+            if frame is None:
+                raise _Lost(protocol.CRASH, "The submission's process died during this call (a crash, os._exit, "
+                                            "or the memory or CPU limit).")
+            kind, body = frame[:1], frame[1:]
+            if kind == FROM_SANDBOX_REPLY:
+                return body
+            if kind != FROM_SANDBOX_CALLBACK:
+                raise _Lost(protocol.PROTOCOL, _FORGED + " (a frame of no known kind).")
+            try:
+                message = wire.decode(body)
+            except wire.WireError:
+                message = None
+            if type(message) is not dict or message.get("op") != protocol.CALLBACK:
+                raise _Lost(protocol.PROTOCOL, _FORGED + " (a malformed callback).")
+            frames.send_frame(sock, wire.encode(on_callback(message)))  # a reply: it never raises
+    except (socket.timeout, TimeoutError):
+        raise _Lost(protocol.TIMEOUT, f"The call did not finish within {seconds:.3g} s (an infinite loop?); "
+                                      "it was stopped.") from None
+    except (OSError, wire.WireError, frames.FrameError) as exc:
+        raise _Lost(protocol.CRASH, f"The submission's process broke the connection ({exc}).") from None
+
+
+class LoadedSandbox:
+    """One notebook of one submission, loaded once in a sandbox from the zygote; every part of it runs
+    in a process this sandbox forks (`fork`). Code that started CUDA while loading (a forked child
+    could not use it) gets, instead, a sandbox of its own loaded afresh for each part."""
+
+    def __init__(self, zygote: ZygoteClient, load_request: bytes):
+        self.zygote, self.load_request = zygote, load_request
         self.sock: socket.socket | None = None
         self.process: _Process | None = None
-        self.load_request: bytes | None = None  # the first request: what a fresh sandbox must run again
+        self.reply: bytes | None = None  # the load's reply: every part is given the same
         self.load_seconds = 0.0
-        self.broken: bytes | None = None  # the answer to every request once a reload failed
+        self.forkable = False
 
-    def __call__(self, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
-        if self.broken is not None:
-            return self.broken
-        if self.sock is None:
-            self.sock, self.process = self.zygote.spawn()
-            if self.load_request is not None:
-                limit = min(seconds, max(RELOAD_FLOOR_SECONDS, 3 * self.load_seconds))
-                reply = self._exchange(self.load_request, limit, on_callback)
-                if self.sock is None:
-                    self.broken = _error(protocol.CRASH, f"After a crash or a timeout, your code could not be loaded "
-                                                         f"again within {limit:.3g} s, so nothing more of this part runs.")
-                    return self.broken
-                if request is self.load_request:
-                    return reply
-        if self.load_request is None:
-            self.load_request = request
+    def load(self, seconds: float, on_callback: CallbackHandler) -> bytes:
+        """The reply to loading the submission; its cells run the first time only."""
+        if self.reply is None:
             start = time.monotonic()
-            reply = self._exchange(request, seconds, on_callback)
+            try:
+                self.reply = self._start(seconds, on_callback)
+            except _Lost as lost:
+                self.close()
+                self.reply = lost.reply()
             self.load_seconds = time.monotonic() - start
-            return reply
-        return self._exchange(request, seconds, on_callback)
+        return self.reply
 
-    def _exchange(self, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
+    def _start(self, seconds: float, on_callback: CallbackHandler) -> bytes:
+        from . import wire
+
+        self.sock, self.process = self.zygote.spawn()
+        reply = _exchange(self.sock, self.load_request, seconds, on_callback)
+        decoded = wire.decode(reply)
+        self.forkable = type(decoded) is dict and decoded.get("forkable") is True
+        return reply
+
+    def fork(self, seconds: float, on_callback: CallbackHandler) -> tuple[socket.socket, "_Part"]:
+        """A new process for a part, in the loaded state; raises _Lost when none can be had."""
+        if self.reply is None:
+            raise _Lost(protocol.CRASH, "The submission was not loaded.")
+        if not self.forkable:  # its own sandbox, loaded afresh
+            sock, process = self.zygote.spawn()
+            try:
+                _exchange(sock, self.load_request, self._reload_limit(seconds), on_callback)
+            except _Lost:
+                sock.close()
+                process.kill()
+                raise
+            return sock, _Part(process=process)
+        for attempt in (1, 2):
+            if self.sock is None:  # the loaded sandbox was lost: load the code again, within a short limit
+                try:
+                    self._start(self._reload_limit(seconds), on_callback)
+                except _Lost:
+                    self.close()
+                    raise _Lost(protocol.CRASH, "After a crash or a timeout, your code could not be loaded again "
+                                                f"within {self._reload_limit(seconds):.3g} s, so nothing more of it runs.")
+            try:
+                return self._fork_child()
+            except _Lost:
+                self.close()
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _fork_child(self) -> tuple[socket.socket, "_Part"]:
         from . import wire
 
         assert self.sock is not None
-        deadline = time.monotonic() + seconds
+        ours, theirs = socket.socketpair()
         try:
-            frames.send_frame(self.sock, request)
-            while True:
-                frame = frames.recv_frame(self.sock, deadline=deadline)
-                if frame is None:
-                    return self._died(protocol.CRASH, "The submission's process died during this call (a crash, "
-                                                      "os._exit, or the memory or CPU limit).")
-                kind, body = frame[:1], frame[1:]
-                if kind == FROM_SANDBOX_REPLY:
-                    return body
-                if kind != FROM_SANDBOX_CALLBACK:
-                    raise wire.WireError("a frame of no known kind")
-                message = wire.decode(body)
-                if type(message) is not dict or message.get("op") != protocol.CALLBACK:
-                    raise wire.WireError("a malformed callback")
-                frames.send_frame(self.sock, wire.encode(protocol.ok(on_callback(message))))
-        except (socket.timeout, TimeoutError):
-            return self._died(protocol.TIMEOUT, f"The call did not finish within {seconds:.3g} s (an infinite loop?); "
-                                                "it was stopped.")
-        except (OSError, wire.WireError, frames.FrameError) as exc:
-            return self._died(protocol.CRASH, f"The submission's process broke the connection ({exc}).")
+            frames.send_frame(self.sock, wire.encode({"op": protocol.FORK}))
+            socket.send_fds(self.sock, [inside_marker()], [theirs.fileno()])
+            reply = wire.decode(_exchange_reply(self.sock, CONTROL_SECONDS))
+        except (OSError, wire.WireError, frames.FrameError, TimeoutError, _Lost):
+            ours.close()
+            raise _Lost(protocol.CRASH, "The submission's loaded process did not fork a part.") from None
+        finally:
+            theirs.close()
+        if type(reply) is not dict or reply.get("ok") is not True or type(reply.get("value")) is not int:
+            ours.close()
+            raise _Lost(protocol.CRASH, "The submission's loaded process did not fork a part.")
+        return ours, _Part(loaded=self, pid=reply["value"])
 
-    def _died(self, kind: str, message: str) -> bytes:
+    def kill(self, pid: int, crashed: bool = False) -> str:
+        """End a part's process and say how it ended ("exit status 1", "signal 11 (SIGSEGV)": the loaded
+        sandbox's word, which labels only its own crash); one that will not answer promptly is killed whole.
+        A part whose line `crashed` (closed) is given a moment to end by itself, so its exit is what is told."""
+        from . import wire
+
+        if self.sock is None:
+            return ""
+        try:
+            frames.send_frame(self.sock, wire.encode({"op": protocol.KILL, "target": pid,
+                                                      "grace": CRASH_GRACE_SECONDS if crashed else 0}))
+            reply = wire.decode(_exchange_reply(self.sock, CONTROL_SECONDS))
+            if type(reply) is dict and reply.get("ok") is True and type(reply.get("value")) is str:
+                return reply["value"][:40]
+        except (OSError, wire.WireError, frames.FrameError, TimeoutError, _Lost):
+            pass
         self.close()
-        return _error(kind, message)
+        return ""
+
+    def _reload_limit(self, seconds: float) -> float:
+        return min(seconds, max(RELOAD_FLOOR_SECONDS, 3 * self.load_seconds))
 
     def close(self) -> None:
+        """Kill the sandbox and every process it forked."""
         sock, self.sock = self.sock, None
         process, self.process = self.process, None
         if sock is not None:
             sock.close()
         if process is not None:
             process.kill()
+
+
+def _exchange_reply(sock: socket.socket, seconds: float) -> bytes:
+    """The next reply frame from a loaded sandbox (its control requests make no callbacks)."""
+    frame = frames.recv_frame(sock, SANDBOX_FRAME_BYTES, deadline=time.monotonic() + seconds)
+    if frame is None or frame[:1] != FROM_SANDBOX_REPLY:
+        raise _Lost(protocol.CRASH, "the loaded process did not answer")
+    return frame[1:]
+
+
+def inside_marker() -> bytes:
+    from .inside import FORK_MARKER
+
+    return FORK_MARKER
+
+
+@dataclass
+class _Part:
+    """A part's process: a child of the loaded sandbox, or a sandbox of its own."""
+
+    loaded: LoadedSandbox | None = None
+    pid: int = 0
+    process: _Process | None = None
+
+    def end(self, kill: bool, crashed: bool = False) -> str:
+        """Ended: killed (it overran or broke; returns how it had ended, where known), or left to exit by
+        itself (its socket is closed)."""
+        if self.process is not None:
+            self.process.kill()
+        elif self.loaded is not None and kill:
+            return self.loaded.kill(self.pid, crashed)
+        return ""
+
+
+class Loads:
+    """A submission's loaded sandboxes, one per notebook (per load request), shared by its parts and
+    ended with it."""
+
+    def __init__(self, zygote: ZygoteClient):
+        self.zygote = zygote
+        self._loaded: dict[bytes, LoadedSandbox] = {}
+
+    def get(self, load_request: bytes) -> LoadedSandbox:
+        if load_request not in self._loaded:
+            self._loaded[load_request] = LoadedSandbox(self.zygote, load_request)
+        return self._loaded[load_request]
+
+    def close(self) -> None:
+        for loaded in self._loaded.values():
+            loaded.close()
+        self._loaded.clear()
+
+
+class SandboxChannel:
+    """A channel to one part of a submission: its process is forked from the loaded submission, and
+    forked again after a crash or a timeout (the names it is served sent again)."""
+
+    def __init__(self, loads: Loads):
+        self.loads = loads
+        self.loaded: LoadedSandbox | None = None
+        self.serve_request: bytes | None = None
+        self.sock: socket.socket | None = None
+        self.part: _Part | None = None
+
+    def __call__(self, request: bytes, seconds: float, on_callback: CallbackHandler, isolated: bool = False) -> bytes:
+        from . import wire
+
+        op = wire.op_of(request)
+        if op == protocol.LOAD:
+            self.loaded = self.loads.get(request)
+            return self.loaded.load(seconds, on_callback)
+        if op == protocol.SERVE:
+            self.serve_request = request
+        if isolated:
+            try:
+                return self._in_a_process_of_its_own(request, seconds, on_callback)
+            except _Lost as lost:
+                return lost.reply()
+        try:
+            if self.sock is None:
+                reply = self._open(seconds, on_callback)
+                if op == protocol.SERVE:
+                    return reply
+            assert self.sock is not None
+            return _exchange(self.sock, request, seconds, on_callback)
+        except _Lost as lost:
+            how = self.close(kill=True, crashed=lost.kind == protocol.CRASH)
+            if lost.kind == protocol.CRASH and how and how not in ("stopped", "ended"):
+                lost = _Lost(lost.kind, f"{lost.message.rstrip('.')}: {how}.", detail=how)
+            return lost.reply()
+
+    def _open(self, seconds: float, on_callback: CallbackHandler) -> bytes:
+        """A new process for this part, sent the names it is served; the SERVE reply."""
+        if self.loaded is None or self.serve_request is None:
+            raise _Lost(protocol.CRASH, "The submission was not loaded.")
+        self.sock, self.part = self.loaded.fork(seconds, on_callback)
+        return _exchange(self.sock, self.serve_request, min(seconds, RELOAD_FLOOR_SECONDS), on_callback)
+
+    def _in_a_process_of_its_own(self, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
+        """`request` in a process forked for it alone, ended afterwards; this part's stays as it is."""
+        other = SandboxChannel(self.loads)
+        other.loaded, other.serve_request = self.loaded, self.serve_request
+        try:
+            other._open(seconds, on_callback)
+            assert other.sock is not None
+            return _exchange(other.sock, request, seconds, on_callback)
+        finally:
+            other.close(kill=True)
+
+    def close(self, kill: bool = False, crashed: bool = False) -> str:
+        """End this part's process: an idle one exits when its socket closes; `kill` for one that may not
+        (then how it had ended, where known; `crashed`: its line closed first)."""
+        sock, self.sock = self.sock, None
+        part, self.part = self.part, None
+        if sock is not None:
+            sock.close()
+        return part.end(kill, crashed) if part is not None else ""
 
 
 def wait_or_kill(process: subprocess.Popen, seconds: float) -> None:
@@ -249,10 +489,13 @@ def wait_or_kill(process: subprocess.Popen, seconds: float) -> None:
         process.wait()
 
 
-def _error(kind: str, message: str) -> bytes:
+def _error(kind: str, message: str, detail: str = "") -> bytes:
     from . import wire
 
-    return wire.encode(protocol.error(kind, message))
+    reply = protocol.error(kind, message)
+    if detail:
+        reply["error"]["detail"] = detail
+    return wire.encode(reply)
 
 
 def _zygote_environment() -> dict[str, str]:

@@ -15,7 +15,7 @@ import traceback
 import types
 from typing import Any, Callable
 
-from . import catalogue, protocol, wire
+from . import catalogue, policy, protocol, wire
 
 STUDENT_FILE_PREFIX = "<submission"
 MAX_CAPTURED_OUTPUT = 20_000
@@ -26,7 +26,7 @@ FUTURE_FLAGS = 0
 for _feature in __future__.all_feature_names:
     FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
 
-Callback = Callable[[dict], Any]  # sends a CALLBACK message to the grader, returns its answer
+Callback = Callable[[dict], Any]  # sends a CALLBACK message to the grader, returns its reply (ok/error)
 
 
 class _BoundedText(io.TextIOBase):
@@ -87,8 +87,8 @@ class Runtime:
         self.load_errors: list[dict[str, str]] = []
         self.callback = callback
 
-    def load(self, cells: list[tuple[str, str]], inject: list[tuple[list[str], str]]) -> None:
-        """Run the submission's cells, then put the reference names of other parts in place.
+    def load(self, cells: list[tuple[str, str]]) -> None:
+        """Run the submission's cells.
 
         Cells compile with none of this file's compiler flags; a cell's own `from __future__`
         imports carry on to the cells after it, as in a notebook."""
@@ -102,39 +102,57 @@ class Runtime:
                 self._quietly(exec, compiled, self.namespace)
             except BaseException as exc:  # noqa: BLE001 - a submission may raise anything, SystemExit included
                 self.load_errors.append({**error_info(exc, protocol.LOAD_ERROR), "cell": label})
-        for index, (names, source) in enumerate(inject):
-            reference = new_module(f"_reference_part_{index}", "<reference>")
-            exec(compile(source, "<reference>", "exec", dont_inherit=True), reference.__dict__)
-            self.namespace.update({name: getattr(reference, name) for name in names})
+
+    def serve(self, served: list[tuple[str, str, int]]) -> None:
+        """Put in place the names the grader serves (the other parts' reference versions), each a
+        callable whose calls go back to the grader."""
+        for name, kind, handle in served:
+            self.namespace[name] = (catalogue.served_class(name, handle, self._call_back) if kind == "class"
+                                    else catalogue.Served(handle, self._call_back, values=True))
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """Answer one request; every outcome, failures included, is plain data."""
         op = request.get("op")
         try:
             if op == protocol.LOAD:
-                self.load([(str(c[0]), str(c[1])) for c in request["cells"]],
-                          [(list(n), str(s)) for n, s in request["inject"]])
+                self.load([(str(c[0]), str(c[1])) for c in request["cells"]])
                 return protocol.ok(self.load_errors)
+            if op == protocol.SERVE:
+                self.serve([(str(n), str(k), int(h)) for n, k, h in request["served"]])
+                return protocol.ok(None)
             if op == protocol.CALL:
                 return self._reply(self._resolve(request["target"]), request, echo_args=request.get("echo_args", False))
             if op == protocol.GET:
                 return protocol.ok(self._resolve(request["target"]))
             if op == protocol.CONSTRUCT:
                 return self._reply(self._resolve(request["target"]), request, keep=True)
-            if op == protocol.CATALOGUE:
-                return protocol.ok(self._keep(catalogue.build(request["target"], *request["args"], **request["kwargs"])))
             if op == protocol.REMOTE:
-                return protocol.ok(self._keep(catalogue.Remote(int(request["target"]), self._call_back)))
+                return protocol.ok(self._keep(catalogue.Served(int(request["target"]), self._call_back,
+                                                               values=bool(request.get("values")))))
+            if op == protocol.LOCAL:
+                return protocol.ok(self._keep(catalogue.LocalWork(int(request["target"]), self._call_back,
+                                                                  str(request["kind"]), float(request["amount"]))))
+            if op == protocol.GENERATOR:
+                return protocol.ok(self._keep(_generator(int(request["target"]))))
             if op == protocol.METHOD:
                 return self._reply(self._method(request["target"], request["method"]), request)
+            if op == protocol.PROBE:
+                return protocol.ok(policy.probe([list(t) for t in request["targets"]], list(request["modules"])))
             return protocol.error(protocol.PROTOCOL, f"unknown op {op!r}")
         except _Missing as missing:
             return protocol.error(protocol.MISSING, str(missing), "NameError")
 
-    def _call_back(self, message: dict) -> Any:
+    def _call_back(self, handle: int, method: str, args: tuple, kwargs: dict) -> Any:
+        """One call of something the grader serves: its answer, or what it raised (as the same
+        built-in exception type where it is one, so a submission's `except ValueError` still works)."""
         if self.callback is None:
             raise RuntimeError("no grader to call back")
-        return self.callback(message)
+        reply = self.callback({"op": protocol.CALLBACK, "handle": handle, "method": method, "args": list(args),
+                               "kwargs": dict(kwargs)})
+        if type(reply) is dict and reply.get("ok") is True:
+            return reply.get("value")
+        error = reply.get("error") if type(reply) is dict and type(reply.get("error")) is dict else {}
+        raise SERVED_EXCEPTIONS.get(str(error.get("type")), RuntimeError)(str(error.get("message", "")))
 
     def _reply(self, fn: Callable, request: dict[str, Any], keep: bool = False, echo_args: bool = False) -> dict[str, Any]:
         args = [self._unwrap(a) for a in request.get("args", ())]
@@ -187,6 +205,18 @@ class Runtime:
         handle = wire.Handle(len(self.objects) + 1)
         self.objects[handle.id] = obj
         return handle
+
+
+# What a served call may raise in the submission's code, by the name the grader gave (anything else: RuntimeError).
+SERVED_EXCEPTIONS: dict[str, type[Exception]] = {
+    e.__name__: e for e in (ValueError, TypeError, IndexError, KeyError, RuntimeError, NotImplementedError,
+                            ZeroDivisionError, MemoryError, TimeoutError)}
+
+
+def _generator(seed: int) -> Any:
+    import torch
+
+    return torch.Generator().manual_seed(seed)
 
 
 def _load_parameters(module: Any, values: dict) -> None:

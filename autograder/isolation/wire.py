@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 import math
 import struct
+import sys
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
-
-import torch
 
 MAX_TENSOR_ELEMENTS = 50_000_000
 MAX_TENSOR_RANK = 8
@@ -32,13 +32,20 @@ MAX_HEADER_BYTES = 16 * 2**20  # the structure; a header this size already decod
 MAX_DEPTH = 32
 MAX_INT = 2**63 - 1  # integers beyond 64 bits arrive as an Opaque: bounded arithmetic for every grader
 
-_DTYPES = {
-    str(dt).removeprefix("torch."): dt
-    for dt in (
-        torch.float64, torch.float32, torch.float16, torch.bfloat16,
-        torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool,
-    )
-}
+DTYPE_NAMES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
+
+
+def _torch() -> Any:
+    """torch, imported when a message holds tensors: plain data (the command line's own messages) needs none."""
+    import torch
+
+    return torch
+
+
+@lru_cache(maxsize=None)
+def _dtypes() -> dict[str, Any]:
+    torch = _torch()
+    return {name: getattr(torch, name) for name in DTYPE_NAMES}
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,16 @@ def decode(data: bytes) -> Any:
         raise WireError(f"malformed message: {type(exc).__name__}: {str(exc)[:200]}") from None
 
 
+def op_of(data: bytes) -> str | None:
+    """The `op` of a request the grader itself encoded (read from its header, without the tensors)."""
+    try:
+        (head_len,) = struct.unpack_from("<I", data, 0)
+        node = json.loads(data[8 : 8 + head_len]).get("dict", {}).get("op", {})
+        return node.get("str") if type(node) is dict else None
+    except (struct.error, ValueError, AttributeError):
+        return None
+
+
 def _to_json(value: Any, buffers: _Buffers, depth: int) -> Any:
     if depth >= MAX_DEPTH:
         return {"opaque": ["structure", "nested too deeply"]}
@@ -146,20 +163,22 @@ def _to_json(value: Any, buffers: _Buffers, depth: int) -> Any:
         if not all(type(k) is str for k in value):
             return {"opaque": ["dict", "keys that are not all strings"]}
         return {"dict": {k: _to_json(v, buffers, depth + 1) for k, v in value.items()}}
-    if kind is torch.dtype:
-        return {"dtype": str(value).removeprefix("torch.")}
-    if kind is torch.device:
-        return {"device": str(value)}
     if kind is Handle:
         return {"handle": value.id}
     if kind is Opaque:
         return {"opaque": [value.type_name, value.detail]}
-    if kind is torch.nn.Parameter:
-        value, kind = value.data, torch.Tensor
-    if kind is torch.Tensor:
-        return _tensor_to_json(value, buffers)
-    if isinstance(value, torch.Tensor):
-        return {"opaque": [f"tensor subclass {kind.__qualname__}", "return a plain torch.Tensor"]}
+    torch = sys.modules.get("torch")  # not imported: nothing here can be a tensor
+    if torch is not None:
+        if kind is torch.dtype:
+            return {"dtype": str(value).removeprefix("torch.")}
+        if kind is torch.device:
+            return {"device": str(value)}
+        if kind is torch.nn.Parameter:
+            value, kind = value.data, torch.Tensor
+        if kind is torch.Tensor:
+            return _tensor_to_json(value, buffers)
+        if isinstance(value, torch.Tensor):
+            return {"opaque": [f"tensor subclass {kind.__qualname__}", "return a plain torch.Tensor"]}
     return {"opaque": [f"{kind.__module__}.{kind.__qualname__}", ""]}
 
 
@@ -168,8 +187,9 @@ def _as_plain(value: Any) -> Any:
     the submission's side, where whatever its conversion methods do harms no one.)"""
     if isinstance(value, bool):
         return bool(value)
+    torch = sys.modules.get("torch")
     for plain in (int, float, str, tuple, list):
-        if isinstance(value, plain) and not isinstance(value, torch.Tensor):
+        if isinstance(value, plain) and not (torch is not None and isinstance(value, torch.Tensor)):
             return plain(value)
     if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
         item = value.item()
@@ -177,9 +197,10 @@ def _as_plain(value: Any) -> Any:
     return None
 
 
-def _tensor_to_json(t: torch.Tensor, buffers: _Buffers) -> Any:
+def _tensor_to_json(t: Any, buffers: _Buffers) -> Any:
+    torch = _torch()
     dtype = str(t.dtype).removeprefix("torch.")
-    if dtype not in _DTYPES:
+    if dtype not in DTYPE_NAMES:
         return {"opaque": ["tensor", f"dtype {dtype} is not supported"]}
     if t.layout != torch.strided or t.is_quantized:
         return {"opaque": ["tensor", f"layout {t.layout}: return a dense tensor"]}
@@ -214,8 +235,8 @@ def _from_json(node: Any, buffers: list[bytes], depth: int) -> Any:
         return items if tag == "list" else tuple(items)
     if tag == "dict" and type(body) is dict:
         return {_text(k): _from_json(v, buffers, depth + 1) for k, v in body.items()}
-    if tag == "dtype" and body in _DTYPES:
-        return _DTYPES[body]
+    if tag == "dtype" and body in DTYPE_NAMES:
+        return _dtypes()[body]
     if tag == "device" and type(body) is str:
         return _device(body)
     if tag == "handle" and type(body) is int:
@@ -229,17 +250,18 @@ def _from_json(node: Any, buffers: list[bytes], depth: int) -> Any:
     raise WireError(f"unknown tag {tag!r}")
 
 
-def _tensor_from_json(body: Any, buffers: list[bytes]) -> torch.Tensor:
+def _tensor_from_json(body: Any, buffers: list[bytes]) -> Any:
+    torch = _torch()
     try:
         dtype_name, shape, index, device = body
     except (TypeError, ValueError):
         raise WireError("malformed tensor header") from None
-    if dtype_name not in _DTYPES or type(index) is not int or not 0 <= index < len(buffers):
+    if dtype_name not in DTYPE_NAMES or type(index) is not int or not 0 <= index < len(buffers):
         raise WireError("malformed tensor header")
     if type(shape) is not list or len(shape) > MAX_TENSOR_RANK or not all(
             type(s) is int and 0 <= s <= MAX_TENSOR_ELEMENTS for s in shape):
         raise WireError("malformed tensor shape")
-    dtype = _DTYPES[dtype_name]
+    dtype = _dtypes()[dtype_name]
     numel = math.prod(shape)
     raw = buffers[index]
     itemsize = torch.empty(0, dtype=dtype).element_size()
@@ -261,7 +283,8 @@ def _text(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
-def _device(name: str) -> torch.device:
+def _device(name: str) -> Any:
+    torch = _torch()
     try:
         device = torch.device(name)
     except (RuntimeError, ValueError, TypeError):

@@ -7,13 +7,16 @@ what the assignment's setup cells import, once, so that every fork starts warm; 
 imports the reference or the graders, and its environment holds no secret (a fork can read
 its parent's memory and environment).
 
-Before it serves, one throwaway sandbox reports what isolation this machine allows and
-whether the policy's view leaks anything; the zygote says so in its first message.
+Before it serves, one throwaway sandbox reports what isolation this machine allows; the zygote
+says so in its first message. Whether the view leaks anything is for the grader to find out: it
+probes a fresh sandbox itself (`sandbox.Zygote.wait_ready`). The zygote is told only what every
+sandbox may know (limits, the view, the public helpers): a sandbox inherits its memory.
 """
 
 from __future__ import annotations
 
 import base64
+import gc
 import importlib
 import json
 import os
@@ -24,7 +27,7 @@ import struct
 import sys
 import tempfile
 
-from . import cgroups, confinement, frames, policy, protocol
+from . import cgroups, confinement, frames, inside, policy
 from .protocol import ATTACH, SPAWN
 
 
@@ -33,15 +36,14 @@ def main(fd: int) -> None:
     config = json.loads(sys.stdin.buffer.read())
     config["public"] = {name: base64.b64decode(data) for name, data in config["public"].items()}
     config["real_root"] = os.geteuid() == 0
+    # where the cgroup tree is writable, as root or not; elsewhere (a container's read-only cgroup file system)
+    # that is normal: the first line of the run says so, and no warning does
+    tree, no_cgroup = cgroups.create(f"autograder-{os.getpid()}")
     weaknesses: list[str] = []
-    tree = None
-    if config["real_root"]:
-        tree, why = cgroups.create(f"autograder-{os.getpid()}")
-        weaknesses += [why] if why else []
     config["cgroups"] = tree
     mode = confinement.enter_zygote_namespaces(fd, afterwards=lambda: tree and cgroups.remove_tree(tree))
     config["mode"] = mode
-    config["view"] = policy.sandbox_view(config["secrets"])
+    config["view"] = policy.View.from_json(config["view"])
     control = socket.socket(fileno=fd)
     own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if mode else -1
     config["scratch_root"] = None if mode else tempfile.mkdtemp(prefix="autograder-")  # no private /tmp: here
@@ -49,17 +51,37 @@ def main(fd: int) -> None:
         os.chmod(config["scratch_root"], 0o711)
     try:
         _preload(config)
-        config["drop_root"], found, breaches = _probe(config, own_pid_ns)
-        if not mode:
-            found.insert(0, "no namespaces (submissions can read the graders and signal your processes)")
+        gc.freeze()  # what every sandbox inherits: no collection in one of them copies its pages
+        config["drop_root"], found = _probe(config, own_pid_ns)
+        facts = {"weaknesses": weaknesses + found,
+                 "isolation": _isolation(mode, config["drop_root"], weaknesses + found, no_cgroup,
+                                       config["real_root"])}
         try:
-            frames.send_frame(control, json.dumps({"weaknesses": weaknesses + found, "breaches": breaches}).encode())
+            frames.send_frame(control, json.dumps(facts).encode())
         except (BrokenPipeError, ConnectionResetError):
             return  # the owner left before it needed a sandbox (a run with nothing left to grade)
         _serve(control, config, own_pid_ns)
     finally:
         if config["scratch_root"]:
             shutil.rmtree(config["scratch_root"], ignore_errors=True)
+
+
+def _isolation(mode: str, drop_root: str, weaknesses: list[str], no_cgroup: str, root: bool) -> str:
+    """What confines each sandbox on this machine, in a sentence for the first lines of a run (`no_cgroup`:
+    why sandboxes get no cgroup of their own, "" when they do)."""
+    if mode and not any("namespace" in w or "private file system" in w for w in weaknesses):
+        how = "namespaces: each sandbox is pid 1 of its own PID namespace, with its own mount, network and IPC " \
+              "namespaces and an allow-list file system"
+    elif not any("Landlock" in w and w.startswith("no Landlock") for w in weaknesses):
+        how = "Landlock (no namespaces on this host): each sandbox sees an allow-list of the file system, and may " \
+              "not connect over TCP nor signal or reach processes outside it"
+    else:
+        return "none: this host allows neither namespaces nor Landlock, so sandboxes could read the graders"
+    who = {"uid": "a uid of its own", "fsuid": "a uid of its own (files opened as their owner would, within the "
+           "allow-list)", "": "uid 0" if root else "your uid"}[drop_root]
+    return (f"{how}; {who}, no capabilities, a seccomp filter, limits on time, memory, files and processes"
+            + (f"; no cgroup each ({no_cgroup}): a busy submission's processes share the CPU with the others'"
+               if no_cgroup else "; a cgroup each"))
 
 
 def _preload(config: dict) -> None:
@@ -133,7 +155,7 @@ def _fork_one(line: socket.socket, fd: int, config: dict, own_pid_ns: int, lines
         for key in list(lines.get_map().values()):
             key.fileobj.close()
         try:
-            _sandbox_main(socket.socket(fileno=fd), config)
+            inside.serve(socket.socket(fileno=fd), config)
         finally:
             os._exit(0)
     os.close(fd)
@@ -158,23 +180,23 @@ def _reap(names: dict[int, str], pending: set[str], tree: dict | None) -> None:
         pending -= {name for name in pending if cgroups.remove(tree, name)}
 
 
-def _probe(config: dict, own_pid_ns: int) -> tuple[bool, list[str], list[str]]:
+def _probe(config: dict, own_pid_ns: int) -> tuple[str, list[str]]:
     """Set up one throwaway sandbox and see what held.
 
-    Returns whether sandboxes can drop root (Python is still readable by another uid), what is
-    weaker than full isolation, and what of the view leaked, in words for the instructor."""
+    Returns how sandboxes leave root (see `confinement.confine`: "uid" where another uid can still
+    read Python, "fsuid" where it cannot, "" when not root or no uid can be taken) and what is weaker
+    than full isolation, in words for the instructor."""
     read, write = os.pipe()
     config["name"] = "sandbox-probe"
     pid = confinement.fork_sandbox(config["mode"], own_pid_ns)
     if pid == 0:
         try:
             os.close(read)
-            weaknesses = confinement.confine(config, drop_root=config["real_root"], keep_fd=write)
+            weaknesses = confinement.confine(config, drop_root="uid" if config["real_root"] else "", keep_fd=write)
             readable = confinement.readable_by_others([os.__file__, sys.modules["torch"].__file__])
             if os.path.exists("/dev/nvidiactl") and not os.access("/dev/nvidiactl", os.R_OK | os.W_OK):
                 weaknesses.append("sandboxes cannot open the GPU (/dev/nvidiactl), so CUDA checks will fail")
-            breaches = policy.probe(config["view"])
-            os.write(write, json.dumps({"weaknesses": weaknesses, "readable": readable, "breaches": breaches}).encode())
+            os.write(write, json.dumps({"weaknesses": weaknesses, "readable": readable}).encode())
         finally:
             os._exit(0)
     os.close(write)
@@ -186,50 +208,11 @@ def _probe(config: dict, own_pid_ns: int) -> tuple[bool, list[str], list[str]]:
     try:
         result = json.loads(data)
     except ValueError:
-        return False, ["the sandbox could not set itself up"], ["the sandbox could not set itself up"]
+        return "", ["the sandbox could not set itself up"]
     weaknesses = result["weaknesses"]
-    drop_root = config["real_root"] and result["readable"]
-    if config["real_root"] and not drop_root and not any("uid of their own" in w for w in weaknesses):
-        weaknesses.append("Python is not readable by other users, so sandboxes run as root without capabilities")
-    return drop_root, weaknesses, result["breaches"]
-
-
-def _sandbox_main(sock: socket.socket, config: dict) -> None:
-    import torch
-
-    from . import wire
-
-    confinement.confine(config, drop_root=config["drop_root"], keep_fd=sock.fileno())
-    torch.set_num_threads(1)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    exposed = config["view"].expose
-    sys.path[:] = [os.getcwd()] + [p for p in sys.path if p and any(policy.inside(p, e) for e in exposed)]
-    sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
-    breaches = policy.probe(config["view"]) if config["probe"] else []
-    from .server import Runtime, error_info
-
-    def call_back(message: dict) -> object:
-        frames.send_frame(sock, b"C" + wire.encode(message))
-        answer = frames.recv_frame(sock)
-        reply = wire.decode(answer) if answer is not None else None
-        if type(reply) is not dict or not reply.get("ok"):
-            raise RuntimeError("the grader did not serve the call")
-        return reply.get("value")
-
-    runtime = Runtime(call_back)
-    while True:
-        request = frames.recv_frame(sock)
-        if request is None:
-            return
-        if breaches:
-            reply = wire.encode(protocol.error(protocol.BREACH, "; ".join(breaches)))
-        else:
-            try:
-                reply = wire.encode(runtime.handle(wire.decode(request)))
-            except BaseException as exc:  # noqa: BLE001 - whatever the submission did, answer
-                reply = wire.encode({"ok": False, "error": error_info(exc)})
-        frames.send_frame(sock, b"R" + reply)
+    if not config["real_root"] or any("uid of their own" in w for w in weaknesses):
+        return "", weaknesses
+    return ("uid" if result["readable"] else "fsuid"), weaknesses
 
 
 if __name__ == "__main__":

@@ -27,12 +27,12 @@ from types import SimpleNamespace
 from typing import Any, Iterable, Iterator
 
 from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Unicode
+from traitlets import Dict, Unicode
 
 from .. import assignment
 from ..core.results import GradedSubmission
 from ..reports import RESULTS_FILE
-from ..reports.figures import figure_svg, figure_text
+from ..reports.figures import figure_block, figure_svg, figure_text
 from ..reports.gradecell import grade_cell_text
 from .course import CourseError, NbgraderCourse
 
@@ -55,8 +55,10 @@ MAX_CELL_FIGURES = 6  # pictures per grade cell
 def figure_outputs(part: str, checks: list) -> list:
     """The pictures of a part's failed checks as ``display_data`` outputs (SVG, and the caption as
     text where SVG is not shown: JupyterLab shows none in an untrusted notebook); the formgrader
-    and ``nbgrader generate_feedback`` show them under the checks' text. A grade cell's score comes
-    from its ``execute_result`` alone, so these change no score."""
+    and ``nbgrader generate_feedback`` show them under the checks' text, from their HTML form (the
+    SVG with its caption as alternative text: nbconvert shows an SVG output as an <img> without any,
+    and warns "Alternative text is missing"). A grade cell's score comes from its ``execute_result``
+    alone, so these change no score."""
     from nbformat.v4 import new_output
 
     outputs = []
@@ -64,8 +66,9 @@ def figure_outputs(part: str, checks: list) -> list:
         for figure in check.figures if not check.passed else []:
             svg = figure_svg(figure, heading=f"{part}/{check.name}")
             if svg and len(outputs) < MAX_CELL_FIGURES:
-                outputs.append(new_output("display_data", data={"image/svg+xml": svg,
-                                                                "text/plain": f"[picture] {figure_text(figure)}"}))
+                outputs.append(new_output("display_data", data={
+                    "text/html": figure_block(figure, heading=f"{part}/{check.name}"), "image/svg+xml": svg,
+                    "text/plain": f"[picture] {figure_text(figure)}"}))
     return outputs
 
 
@@ -75,13 +78,14 @@ class ScoreFromReports(NbGraderPreprocessor):
     then the pictures of failed ones, then the score), read from ``<reports>/<student>/results.json``;
     nothing is executed."""
 
-    reports = Unicode("", help="folder of the grader's reports, one <student>/results.json each").tag(config=True)
+    reports = Unicode("", help="folder of the grader's reports, one <id>/results.json each").tag(config=True)
+    folders = Dict(help="student -> their reports folder in `reports` (the student id, made safe)").tag(config=True)
 
     def preprocess(self, nb, resources):
         from nbformat.v4 import new_output
 
         student = resources["nbgrader"]["student"]
-        graded = read_report(Path(self.reports), student)
+        graded = read_report(Path(self.reports), self.folders.get(student, student))
         if graded is None:
             raise RuntimeError(f"no report for {student} in {self.reports}")
         scores = graded.part_scores()
@@ -110,24 +114,34 @@ class GradebookUpdate:
 
     written: list[str] = field(default_factory=list)  # students whose scores are in the gradebook
     manual: list[str] = field(default_factory=list)  # students left for manual grading (our grader failed)
+    rejected: dict[str, str] = field(default_factory=dict)  # student -> why nbgrader's converter refused their notebook
     fixed: list[str] = field(default_factory=list)  # grade cells set here, not by nbgrader's converter
     errors: list[str] = field(default_factory=list)
     log: str = ""
 
 
 def record(course: NbgraderCourse, reports: Path, students: Iterable[str],
-           ungraded: Iterable[str] = ()) -> GradebookUpdate:
-    """Write the scores of ``students`` (their reports are in ``reports``) into the course's
-    gradebook and ``autograded/`` folder; ``ungraded`` (our grader failed on them) and students
-    without a report are left for manual grading."""
+           ungraded: Iterable[str] = (), folders: dict[str, str] | None = None) -> GradebookUpdate:
+    """Write the scores of ``students`` (their reports are in ``reports``, in the folder ``folders``
+    names, their id by default) into the course's gradebook and ``autograded/`` folder; ``ungraded``
+    (our grader failed on them) and students without a report are left for manual grading."""
     reports = Path(reports).resolve()
-    students, ungraded = sorted(students), set(ungraded)
+    students, ungraded, folders = sorted(students), set(ungraded), dict(folders or {})
     update = GradebookUpdate()
-    graded = [s for s in students if s not in ungraded and read_report(reports, s) is not None]
+    graded = [s for s in students if s not in ungraded and read_report(reports, folders.get(s, s)) is not None]
     update.manual = [s for s in students if s not in graded]
-    if graded:
-        _run_autograde_converter(course, reports, graded, update)
-    _check_scores(course, reports, graded, update)
+    if graded and not _run_autograde_converter(course, reports, graded, update, folders):
+        # nbgrader stops a whole batch at some notebooks (metadata of a newer schema): one at a time,
+        # so that such a notebook costs only its own student's entry
+        update.log = ""
+        for student in graded:
+            alone = GradebookUpdate()
+            if not _run_autograde_converter(course, reports, [student], alone, folders):
+                update.rejected[student] = _why_rejected(alone.log)
+            update.log += alone.log
+        graded = [s for s in graded if s not in update.rejected]
+        update.manual += sorted(update.rejected)
+    _check_scores(course, reports, graded, update, folders)
     _leave_for_a_person(course, update.manual)
     _name_students(course, students)
     return update
@@ -149,7 +163,17 @@ def _autograde_preprocessors(app: Any) -> list:
     return replaced
 
 
-def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list[str], update: GradebookUpdate) -> None:
+def _why_rejected(log: str) -> str:
+    """The gist of nbgrader's complaint, from its log."""
+    lines = [line for line in log.splitlines() if line.strip() and not line.startswith("[INFO]")]
+    gist = next((line for line in lines if "version" in line.lower() or "Error" in line), lines[0] if lines else "")
+    return gist.removeprefix("[ERROR] ").strip()[:200] or "see nbgrader's log"
+
+
+def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list[str], update: GradebookUpdate,
+                             folders: dict[str, str]) -> bool:
+    """nbgrader's Autograde for `graded`; False when it failed (some, or all that came after one it
+    would not read)."""
     from nbgrader.converters import Autograde, NbGraderException
     from traitlets.config import Config
 
@@ -157,6 +181,7 @@ def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list
     config = Config()
     config.Autograde.autograde_preprocessors = _autograde_preprocessors(app)
     config.ScoreFromReports.reports = str(reports)
+    config.ScoreFromReports.folders = folders
     # nbconvert checks the whole notebook against its schema after every step; once, after the last, will do
     config.Exporter.optimistic_validation = True
     app.update_config(config)
@@ -174,11 +199,13 @@ def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list
             converter.create_student = True
             try:
                 converter.start()
-            except NbGraderException as exc:
-                update.errors.append(f"nbgrader could not write every submission ({exc or 'see its log'})")
+                succeeded = True
+            except NbGraderException:
+                succeeded = False
     finally:
         coursedir.student_id_exclude = ""
     update.log = log.getvalue()
+    return succeeded
 
 
 @contextmanager
@@ -267,13 +294,14 @@ def _in_folder(folder: Path) -> Iterator[None]:
         os.chdir(saved)
 
 
-def _check_scores(course: NbgraderCourse, reports: Path, graded: list[str], update: GradebookUpdate) -> None:
+def _check_scores(course: NbgraderCourse, reports: Path, graded: list[str], update: GradebookUpdate,
+                  folders: dict[str, str]) -> None:
     """Every grade cell ``grade-<part>`` of every graded student holds that part's score."""
     from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(course.db_url, course.coursedir.course_id) as gb:
         for student in graded:
-            report = read_report(reports, student)
+            report = read_report(reports, folders.get(student, student))
             scores = {part: got for part, (got, _) in (report.part_scores() if report else {}).items()}
             try:
                 submission = gb.find_submission(course.assignment, student)
@@ -327,13 +355,14 @@ class GradebookWriter:
     """Writes scores into the gradebook as submissions come back (after a full grading with
     --nbgrader), in a thread of its own: nbgrader's work overlaps with the grading."""
 
-    def __init__(self, course: NbgraderCourse, out: Path):
+    def __init__(self, course: NbgraderCourse, out: Path, folders: dict[str, str] | None = None):
         import queue
         import threading
         import time
 
         self.course, self.out = course, out
-        self.collected = set(course.submissions())  # not the PATHs given besides --nbgrader
+        self.folders = dict(folders or {})  # student -> reports folder (the id, made safe)
+        self.students = {self.folders.get(s, s): s for s in course.submissions()}  # id -> student; not other PATHs
         self.update = GradebookUpdate()
         self.failure: BaseException | None = None
         self.started = time.perf_counter()
@@ -342,7 +371,7 @@ class GradebookWriter:
         self._thread.start()
 
     def add(self, graded: GradedSubmission) -> None:
-        if graded.id in self.collected:
+        if graded.id in self.students:
             self._queue.put(graded)
 
     def _write(self) -> None:
@@ -363,13 +392,15 @@ class GradebookWriter:
             if not batch or self.failure is not None:
                 continue
             try:
-                found = record(self.course, self.out, [g.id for g in batch],
-                               ungraded={g.id for g in batch if g.status is Status.GRADER_ERROR})
+                found = record(self.course, self.out, [self.students[g.id] for g in batch],
+                               ungraded={self.students[g.id] for g in batch if g.status is Status.GRADER_ERROR},
+                               folders=self.folders)
             except Exception as exc:  # noqa: BLE001 - the reports stand; the run says why the gradebook does not
                 self.failure = exc
                 continue
             for name in ("written", "manual", "fixed", "errors"):
                 getattr(self.update, name).extend(getattr(found, name))
+            self.update.rejected.update(found.rejected)
             self.update.log += found.log
 
     def finish(self) -> tuple[bool, str]:
@@ -388,7 +419,10 @@ class GradebookWriter:
         update = self.update
         for error in update.errors:
             print(f"gradebook: {error}", file=sys.stderr)
-        if update.errors and update.log:
+        for student, why in sorted(update.rejected.items()):
+            print(f"gradebook: {student}: nbgrader's converter would not read the submitted notebook ({why}); "
+                  "left for manual grading", file=sys.stderr)
+        if (update.errors or update.rejected) and update.log:
             write_atomically(self.out / "nbgrader-gradebook.log", update.log)
             print(f"gradebook: nbgrader's log is in {self.out / 'nbgrader-gradebook.log'}", file=sys.stderr)
         coursedir = self.course.coursedir

@@ -31,7 +31,7 @@ def student_id() -> str:
 def grade_part(part: str, notebook: str = "attention.ipynb") -> float:
     """Points earned on `part` by the notebook `notebook` in the current folder, with feedback printed."""
     submission = read_submission(Path(notebook), student_id())
-    graded = grade_one(Job(submission, os.environ.get("AUTOGRADER_SECRET", ""), (part,)), in_process_backend,
+    graded = grade_one(Job(submission, os.environ.get("AUTOGRADER_SECRET", ""), (part,)), in_process_backend(),
                        TimeLimits())
     print(grade_cell_text(part, graded.checks_of(part), submission.problems), end="")
     return graded.part_scores().get(part, (0.0, 0.0))[0]

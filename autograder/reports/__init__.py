@@ -13,9 +13,10 @@ import json
 import os
 from pathlib import Path
 
-from ..core.results import GradedSubmission
+from ..core.results import GradedSubmission, Visibility
 from .classreport import class_report_html
 from .feedback import feedback_html
+from .similarity import DEFAULT_THRESHOLD, Similarity, find_similar_or_why
 from .table import class_table, grades_csv
 
 RESULTS_FILE = "results.json"
@@ -31,17 +32,35 @@ def write_atomically(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_submission(graded: GradedSubmission, out: Path) -> None:
-    """feedback.html, then results.json, in out/<id>/."""
+def write_submission(graded: GradedSubmission, out: Path, visibility: Visibility | None = None) -> None:
+    """feedback.html, then results.json, in out/<id>/ (its checks shown on Gradescope as `visibility` says)."""
     folder = out / graded.id
     write_atomically(folder / FEEDBACK_FILE, feedback_html(graded))
-    write_atomically(folder / RESULTS_FILE, json.dumps(graded.to_gradescope(), indent=1, ensure_ascii=False))
+    write_atomically(folder / RESULTS_FILE, json.dumps(graded.to_gradescope(visibility), indent=1, ensure_ascii=False))
 
 
-def write_class(graded: list[GradedSubmission], out: Path, kept: frozenset[str] = frozenset()) -> None:
-    """grades.csv and class_report.html; `kept`: the ids of results taken from an earlier run."""
+_SIMILAR: dict[Path, Similarity | None] = {}  # what a run found alike, by its --out: a report written again keeps it
+
+
+def write_class(graded: list[GradedSubmission], out: Path, kept: frozenset[str] = frozenset(),
+                cells: dict[str, dict] | None = None, similarity: float | None = DEFAULT_THRESHOLD) -> None:
+    """grades.csv and class_report.html; `kept`: the ids of results taken from an earlier run; `cells`:
+    every submission's cells by id (`Submission.cells`), compared for the report's pairs unusually alike
+    (similarity.py) when `similarity`, the threshold, is not None. Written again without `cells` (the
+    command line's notes from the gradebook), the report keeps what its run found."""
     write_atomically(out / GRADES_FILE, grades_csv(graded))
-    write_atomically(out / CLASS_REPORT_FILE, class_report_html(graded, kept))
+    if cells is not None:
+        _SIMILAR[out] = None if similarity is None else find_similar_or_why(cells, similarity)
+    write_atomically(out / CLASS_REPORT_FILE, class_report_html(graded, kept, _SIMILAR.get(out)))
+
+
+def run_summary(graded: int, reused: int, seconds: float, startup: float | None) -> str:
+    """The run's last line, the same on every pool: how many were graded, how many reused, and the wall
+    time from the command's start, start-up included."""
+    reuse = f", {reused} reused from an earlier run (unchanged: their code, the secret, the parts, the graders)" \
+        if reused else ""
+    start = f"start-up {startup:.1f} s, included" if startup is not None else "no start-up: nothing to grade"
+    return f"{graded} submission(s) graded{reuse}, in {seconds:.1f} s ({start})."
 
 
 def where_reports_are(out: Path, graded: list[GradedSubmission], gradebook: str = "") -> str:
@@ -59,5 +78,5 @@ def where_reports_are(out: Path, graded: list[GradedSubmission], gradebook: str 
     return "\n".join(lines)
 
 
-__all__ = ["write_atomically", "write_submission", "write_class", "where_reports_are", "class_table",
+__all__ = ["write_atomically", "write_submission", "write_class", "where_reports_are", "run_summary", "class_table",
            "RESULTS_FILE", "FEEDBACK_FILE", "GRADES_FILE", "CLASS_REPORT_FILE"]

@@ -2,33 +2,34 @@
 
 One self-contained page (inline SVG and CSS, no script, nothing fetched): how the scores are spread
 (a histogram per part and for the total), the pass rate of every check (the most failed first), the
-mistakes the graders diagnosed (each "Likely mistake:" line of a failed check, counted once per
-student and part, most common first, with the students' ids), the submissions that timed out,
-crashed, ran out of memory or hit a grader error, and how long each submission took to grade.
-Every picture has its numbers beside it as text.
+mistakes the graders diagnosed (the likely mistake each failed check named, counted once per
+student and part, most common first, with the students' ids; what was left as released, a
+function not implemented or a question unanswered, is no mistake and has a line of its own), the submissions that timed out,
+crashed, ran out of memory or hit a grader error, the pairs whose code is unusually alike
+(similarity.py: a signal for a human, never a penalty), what submissions tried that honest ones never
+do (tampering.py: counted by the grader, never a penalty either), and how long each submission took.
+Every picture has its numbers beside it as text. All of it comes from the structured fields the
+grading process set on each check (`CheckResult.hint`, `.trouble`), never from text a
+submission could have written into a message.
 """
 
 from __future__ import annotations
 
 import html
 import math
-import re
 import statistics
 import time
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from .. import assignment
-from ..core.results import GradedSubmission, Status
-from ..isolation.protocol import RAN_OUT_OF_MEMORY
+from ..core.results import TROUBLE_LABELS as CHECK_TROUBLES, GradedSubmission, Status
+from ..core.tampering import KINDS as TAMPERING_KINDS
+from .feedback import untouched
 from .figures import fmt_seconds
+from .similarity import STYLE as SIMILARITY_STYLE, Similarity
 
-MISTAKE = re.compile(r"^\s*Likely mistake: (.+?)\s*$", re.M)
-# What the sandbox and the proxy say when a submission's code ran out of time or died (isolation/).
-TIMEOUT_MARKS = ("did not finish within", "did not finish loading", "time budget")
-CRASH_MARKS = ("process died", "broke the connection", "could not be loaded again")
-MEMORY_MARKS = (RAN_OUT_OF_MEMORY,)
-INCIDENT_KINDS = (("timed out", TIMEOUT_MARKS), ("crashed", CRASH_MARKS), ("out of memory", MEMORY_MARKS))
+INCIDENT_KINDS = CHECK_TROUBLES  # the kinds of trouble a check's result records, as the page names them
 TROUBLE_KINDS = (*(kind for kind, _ in INCIDENT_KINDS), "grader error")
 TROUBLE_LABELS = (*(kind for kind, _ in INCIDENT_KINDS), "grader errors")  # as TROUBLE_KINDS, for the page
 TROUBLE_TITLE = ", ".join(TROUBLE_LABELS).capitalize()
@@ -49,6 +50,7 @@ th{background:#f3f5f8}td.n{text-align:right;white-space:nowrap}
 figure{margin:0}figcaption{font-size:.82em;color:#444;max-width:22em}
 .bar{display:inline-block;width:10em;height:.75em;background:#e8ebf0;vertical-align:middle;margin-right:.5em}
 .bar span{display:block;height:100%}
+td.rate-cell{white-space:nowrap;text-align:left}
 .stack{display:inline-flex;width:16em;height:.8em;background:#f0f0f0;vertical-align:middle}
 .stack span{display:block;height:100%}
 td.hint{min-width:16em;max-width:28em}td.small{font-size:.85em}.low{color:#a00}.muted{color:#777}details{margin:.3em 0}
@@ -84,21 +86,69 @@ def _part_order(part: str) -> int:
 
 
 def diagnosed_mistakes(graded: list[GradedSubmission]) -> list[Mistake]:
-    """Each (part, hint) of a failed check's "Likely mistake:" lines, once per student; most common first."""
+    """Each (part, hint) the graders named for a failed check, once per student; most common first."""
     found: dict[tuple[str, str], Mistake] = {}
     for g in graded:
         for c in g.checks:
-            if c.passed or c.internal_error:
+            if c.passed or c.internal_error or not c.hint or untouched(c):
                 continue
-            for hint in dict.fromkeys(MISTAKE.findall("\n".join(c.outputs))):
-                mistake = found.setdefault((c.part, hint), Mistake(c.part, hint))
-                if g.id not in mistake.students:
-                    mistake.students.append(g.id)
-                if c.name not in mistake.checks:
-                    mistake.checks.append(c.name)
+            mistake = found.setdefault((c.part, c.hint), Mistake(c.part, c.hint))
+            if g.id not in mistake.students:
+                mistake.students.append(g.id)
+            if c.name not in mistake.checks:
+                mistake.checks.append(c.name)
     for m in found.values():
         m.students.sort()
     return sorted(found.values(), key=lambda m: (-len(m.students), _part_order(m.part), m.hint))
+
+
+@dataclass
+class NotAttempted:
+    """What some students left as released in a part: all of it (`checks` empty), or these checks of a part
+    they began (the same ones for each of `students`)."""
+
+    part: str
+    checks: tuple[str, ...]
+    students: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """The checks as a few words: what each check's name starts with (its function, or its question)."""
+        return ", ".join(dict.fromkeys(c.partition(":")[0] for c in self.checks))
+
+
+def not_attempted(graded: list[GradedSubmission]) -> list[NotAttempted]:
+    """Parts whose every check failed untouched (a function still raising NotImplementedError, a question
+    unanswered), else the untouched checks of the part, students with the same ones together: by part,
+    whole parts first, then the most students first."""
+    found: dict[tuple[str, tuple[str, ...]], NotAttempted] = {}
+    for g in graded:
+        if g.status is Status.GRADER_ERROR:
+            continue
+        for part in g.part_scores():
+            checks = g.checks_of(part)
+            left = tuple(c.name for c in checks if untouched(c))
+            if left:
+                key = (part, () if len(left) == len(checks) else left)
+                found.setdefault(key, NotAttempted(*key)).students.append(g.id)
+    for item in found.values():
+        item.students.sort()
+    return sorted(found.values(), key=lambda i: (_part_order(i.part), bool(i.checks), -len(i.students), i.checks))
+
+
+def _not_attempted_html(graded: list[GradedSubmission]) -> str:
+    items = not_attempted(graded)
+    if not items:
+        return ""
+    said = []
+    for i in items[:16]:
+        who = ", ".join(_student(s) for s in i.students[:12]) + (", …" if len(i.students) > 12 else "")
+        what = f"{esc(i.part)} (the whole part)" if not i.checks else f"{esc(i.part)}: {esc(i.label)}"
+        said.append(f"<span class='untouched' data-part='{esc(i.part)}' data-checks='{esc(i.label)}' "
+                    f"data-students='{esc(' '.join(i.students))}'>{what}: {len(i.students)} ({who})</span>")
+    more = f"; and {len(items) - 16} more" if len(items) > 16 else ""
+    return (f"<p id='not-attempted'><b>Not attempted</b> (left as released: not counted as mistakes): "
+            f"{'; '.join(said)}{more}.</p>")
 
 
 def incidents(graded: list[GradedSubmission]) -> list[Incident]:
@@ -107,13 +157,12 @@ def incidents(graded: list[GradedSubmission]) -> list[Incident]:
     for g in sorted(graded, key=lambda g: g.id):
         if g.status is Status.GRADER_ERROR:
             found.append(Incident(g.id, "grader error", [], g.status_text()))
-        for kind, marks in INCIDENT_KINDS:
+        for kind, troubles in INCIDENT_KINDS:
             checks, message = [], ""
             for c in g.checks:
-                text = "\n".join(c.outputs)
-                if not c.passed and not c.internal_error and any(m in text for m in marks):
+                if not c.passed and not c.internal_error and c.trouble in troubles:
                     checks.append(f"{c.part}/{c.name}")
-                    message = message or next(line for line in text.splitlines() if any(m in line for m in marks))
+                    message = message or (c.outputs[0].splitlines()[0] if c.outputs and c.outputs[0] else "")
             if checks:
                 found.append(Incident(g.id, kind, checks, message))
     return found
@@ -219,7 +268,7 @@ def _rate_row(r: CheckRate) -> str:
     cls = " class='low'" if r.rate < 0.5 else ""
     return (f"<tr class='rate' data-part='{esc(r.part)}' data-check='{esc(r.name)}' data-passed='{r.passed}' "
             f"data-graded='{r.graded}'><td>{esc(r.part)}</td><td{cls}>{esc(r.name)}</td><td class='n'>{r.points:g}</td>"
-            f"<td class='n'>{_bar(r.rate)}{r.passed} / {r.graded} ({100 * r.rate:.0f}%)</td></tr>")
+            f"<td class='rate-cell'>{_bar(r.rate)}{r.passed} / {r.graded} ({100 * r.rate:.0f}%)</td></tr>")
 
 
 def _student(sid: str) -> str:
@@ -229,8 +278,10 @@ def _student(sid: str) -> str:
 # ---------------------------------------------------------------- the page
 
 
-def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset[str] = frozenset()) -> str:
-    """The class report of a run: every submission's result, `kept` those taken from an earlier run."""
+def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset[str] = frozenset(),
+                      similar: Similarity | None = None) -> str:
+    """The class report of a run: every submission's result, `kept` those taken from an earlier run,
+    `similar` the pairs of submissions unusually alike (similarity.py; None: no such section)."""
     graded = sorted(graded, key=lambda g: g.id)
     scored = [g for g in graded if g.status is not Status.GRADER_ERROR]
     parts = sorted({c.part for g in graded for c in g.checks}, key=_part_order)
@@ -240,7 +291,7 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
     totals = [g.total for g in scored if g.max_score == top]
     out = ["<!doctype html><html lang='en'><meta charset='utf-8'>",
            "<meta name='viewport' content='width=device-width,initial-scale=1'>",
-           "<title>Class report</title>", f"<style>{STYLE}</style>", "<h1>Class report</h1>"]
+           "<title>Class report</title>", f"<style>{STYLE}{SIMILARITY_STYLE if similar is not None else ''}</style>", "<h1>Class report</h1>"]
     lead = (f"{len(graded)} submission{'s' if len(graded) != 1 else ''}"
             + (f" ({len(kept & {g.id for g in graded})} kept from an earlier run)" if kept else "")
             + f", parts {', '.join(parts) or 'none'}; written {time.strftime('%Y-%m-%d %H:%M')}. ")
@@ -255,7 +306,8 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
     out.append(f"<p class='lead'>{esc(lead)} Scores per student: <a href='grades.csv'>grades.csv</a>; "
                "each student's id links to their feedback page.</p>")
     out.append("<nav><a href='#scores'>Scores</a><a href='#checks'>Checks</a><a href='#mistakes'>Mistakes</a>"
-               f"<a href='#trouble'>{TROUBLE_TITLE}</a><a href='#time'>Grading time</a></nav>")
+               f"<a href='#trouble'>{TROUBLE_TITLE}</a><a href='#tampering'>Tampering</a>" + ("<a href='#similar'>Unusually alike</a>" if similar is not None else "")
+               + "<a href='#time'>Grading time</a></nav>")
 
     out.append("<h2 id='scores'>How the scores are spread</h2>")
     if kinds["grader error"]:
@@ -298,6 +350,7 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
         out.append("</table>")
     else:
         out.append("<p>None diagnosed.</p>")
+    out.append(_not_attempted_html(graded))
 
     out.append(f"<h2 id='trouble'>{TROUBLE_TITLE}</h2>")
     if trouble:
@@ -318,8 +371,37 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
         out += [f"<tr><td>{_student(g.id)}</td><td>{esc('; '.join(g.problems)[:400])}</td></tr>" for g in problems]
         out.append("</table></details>")
 
+    out.append(_tampering(graded))
+    if similar is not None:
+        out.append(similar.html())
     out.append(_grading_time(graded, parts, kept))
     return "\n".join(out) + "\n"
+
+
+def _tampering(graded: list[GradedSubmission]) -> str:
+    """Who tried what, the most attempts first; a column per kind that occurs."""
+    out = ["<h2 id='tampering'>Tampering attempts</h2>",
+           "<p class='muted'>What a submission tried that an honest one never does, counted by the grader from "
+           "the code it read and the messages it received, never from what a submission says of itself. "
+           "A signal for a person to look into: it changes no score.</p>"]
+    tried = sorted((g for g in graded if g.tampering.total), key=lambda g: (-g.tampering.total, g.id))
+    if not tried:
+        return "\n".join(out + ["<p>None: no submission's code tried any of these: "
+                                 + esc("; ".join(TAMPERING_KINDS.values())) + ".</p>"])
+    kinds = [k for k in TAMPERING_KINDS if any(g.tampering.counts.get(k) for g in tried)]
+    head = "".join(f"<th title='{esc(TAMPERING_KINDS[k])}'>{esc(k)}</th>" for k in kinds)
+    out.append(f"<table id='tampering-table'><tr><th>student</th><th>attempts</th>{head}<th>what was seen</th></tr>")
+    for g in tried:
+        cells = "".join(f"<td class='n'>{g.tampering.counts.get(k, 0) or ''}</td>" for k in kinds)
+        seen = "".join(f"<li>{esc(e)}</li>" for e in g.tampering.examples)
+        out.append(f"<tr class='tampering' data-student='{esc(g.id)}' data-total='{g.tampering.total}'>"
+                   f"<td>{_student(g.id)}</td><td class='n'>{g.tampering.total}</td>{cells}"
+                   f"<td class='small'><details><summary>{len(g.tampering.examples)} shown</summary><ul>{seen}</ul>"
+                   "</details></td></tr>")
+    out.append("</table>")
+    out.append("<p class='muted small'>" + "; ".join(f"<b>{esc(k)}</b>: {esc(TAMPERING_KINDS[k])}" for k in kinds)
+               + ".</p>")
+    return "\n".join(out)
 
 
 def _grading_time(graded: list[GradedSubmission], parts: list[str], kept: set[str] | frozenset[str]) -> str:
@@ -328,8 +410,9 @@ def _grading_time(graded: list[GradedSubmission], parts: list[str], kept: set[st
     if not graded:
         return out[0] + "<p>No submissions.</p>"
     top = max(seconds) or 1.0
-    out.append(f"<p>{fmt_seconds(sum(seconds))} in all, {fmt_seconds(statistics.fmean(seconds))} on average, "
-               f"the slowest {fmt_seconds(top)}"
+    out.append(f"<p>Each submission's own grading time: {fmt_seconds(statistics.fmean(seconds))} on average, "
+               f"the slowest {fmt_seconds(top)}; submissions are graded side by side, so these overlap (the run's "
+               f"wall time, start-up included, is in its last line)"
                + (" (times of kept submissions are those of the run that graded them)" if kept else "") + ".</p>")
     out.append(f"<div class='hists'>{histogram(seconds, top, 'Seconds per submission', 'seconds')}</div>")
     colors = {p: PART_COLORS[k % len(PART_COLORS)] for k, p in enumerate(parts)}

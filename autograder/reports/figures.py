@@ -27,6 +27,7 @@ DIVERGING = [(64, 0, 75), (153, 112, 171), (247, 247, 247), (90, 174, 97), (0, 6
 LEVELS = 64
 SERIES_COLORS = ["#1f5fa8", "#c62828", "#6a1b9a", "#2e7d32"]
 GUIDE_DASHES = ["6 4", "2 3", "8 3 2 3", "1 2"]
+GUIDE_STYLES = ["dashed", "dotted", "dash-dotted", "finely dotted"]  # what each of GUIDE_DASHES draws, in words
 TABLE_ROWS = 8
 
 esc = html.escape
@@ -65,6 +66,16 @@ def figure_svg(figure: Any, heading: str = "") -> str | None:
     return _svg(width, height, body, caption)
 
 
+def figure_block(figure: Any, heading: str = "") -> str | None:
+    """The picture for a notebook's HTML output: the SVG with its alternative text and the caption under
+    it, `heading` above (nbconvert's feedback pages show an SVG output as an <img> without alternative
+    text; an HTML output is shown as it is). None where figure_svg gives none."""
+    svg = figure_svg(figure, heading)
+    if svg is None:
+        return None
+    return f"<figure style='margin:0'>{svg}<figcaption>{esc(figure_text(figure))}</figcaption></figure>"
+
+
 def figure_text(figure: Any) -> str:
     """What the figure shows, in words (the caption)."""
     try:
@@ -76,8 +87,10 @@ def figure_text(figure: Any) -> str:
 
 
 def _svg(width: float, height: float, body: str, label: str) -> str:
+    """An SVG picture whose alternative text (its title and aria-label) is `label`, the caption."""
     return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
-            f"viewBox='0 0 {width:.0f} {height:.0f}' role='img' {FONT}><title>{esc(label)}</title>{body}</svg>")
+            f"viewBox='0 0 {width:.0f} {height:.0f}' role='img' aria-label='{esc(label)}' {FONT}>"
+            f"<title>{esc(label)}</title>{body}</svg>")
 
 
 # ---------------------------------------------------------------- numbers as text
@@ -278,7 +291,7 @@ def _grid(figure: dict) -> tuple[float, float, str, str, str]:
                         f"fill='none' stroke='{MARK}' stroke-width='2' stroke-linecap='square'/>")
     body.append(_grid_legend(figure, scale, boolean, left, legend_y))
     height = legend_y + 24
-    caption = _grid_caption(figure, R, C, r0, c0)
+    caption = _grid_caption(figure, R, C, r0, c0, len(marked))
     return width, height, "".join(body), caption, _grid_numbers(figure, marked, r0, c0)
 
 
@@ -313,34 +326,47 @@ def _grid_legend(figure: dict, scale: _Scale, boolean: bool, x: float, y: float)
     return "".join(out)
 
 
-def _grid_caption(figure: dict, R: int, C: int, r0: int, c0: int) -> str:
+def _grid_caption(figure: dict, R: int, C: int, r0: int, c0: int, marked: int = 0) -> str:
+    """What the grid shows, with the counts the check's message gives (core.figures.differing): of the
+    slice drawn, of the whole result when the slice is one of many, of the window when it is cut."""
     index = figure.get("index") or []
-    where = f"[{', '.join(str(int(i)) for i in index)}, :, :]" if index else ""
-    caption = (f"{figure.get('title', '')}{where}: expected (left) and yours (right); "
-               f"{int(figure.get('differ_total', 0))} of {int(figure.get('total', R * C))} cells differ (outlined)")
+    where = f", at [{', '.join(str(int(i)) for i in index)}, :, :]" if index else ""
+    differ, total = int(figure.get("differ_total", 0)), int(figure.get("total", R * C))
+    caption = f"{figure.get('title', '')}{where}: expected (left) and yours (right); {differ:,} of {total:,} cells differ"
+    whole = (f"{int(figure['differ_all']):,} of {int(figure.get('total_all', 0)):,} entries in the whole result"
+             if index and "differ_all" in figure else "")
     full_r, full_c = (int(x) for x in figure.get("shape", [R, C]))
     if (full_r, full_c) != (R, C):
-        caption += f"; showing rows {r0}–{r0 + R - 1} and columns {c0}–{c0 + C - 1} of {full_r} × {full_c}"
+        caption += (f"{f' ({whole})' if whole else ''}; showing rows {r0}–{r0 + R - 1} and columns {c0}–{c0 + C - 1} "
+                    f"of {full_r} × {full_c}, where {marked:,} of the {R * C:,} cells shown differ (outlined)")
+    else:
+        caption += f" (outlined{f'; {whole}' if whole else ''})"
     return caption + "."
 
 
 def _grid_numbers(figure: dict, marked: set[tuple[int, int]], r0: int, c0: int) -> str:
-    """The differing cells as a table: for numbers the furthest off first, for True/False in order."""
-    if not marked:
+    """The differing cells as a table: for numbers the furthest off first, for True/False in order; from the
+    whole slice when the figure lists its worst cells (then they agree with the caption's count), else
+    from the cells drawn."""
+    if not marked and not figure.get("worst"):
         return ""
     expected, got = figure["expected"], figure["got"]
     boolean = figure.get("values") == "bool"
-
-    def gap(cell: tuple[int, int]) -> float:
-        a, b = _value(expected[cell[0]][cell[1]]), _value(got[cell[0]][cell[1]])
-        return abs(a - b) if a is not None and b is not None else math.inf
-
-    cells = sorted(marked) if boolean else sorted(marked, key=lambda c: (-gap(c), c))
-    cells = cells[:TABLE_ROWS]
     show = (lambda v: str(bool(v))) if boolean else fmt
-    rows = [[f"[{r0 + i}, {c0 + j}]", show(expected[i][j]), show(got[i][j])] for i, j in cells]
-    shown = f" ({'the furthest off' if not boolean else 'the first'} {len(cells)} of {len(marked)})" \
-        if len(marked) > len(cells) else ""
+    worst = [w for w in figure.get("worst") or [] if type(w) is list and len(w) == 4]
+    if worst:
+        rows = [[f"[{int(i)}, {int(j)}]", show(e), show(g)] for i, j, e, g in worst[:TABLE_ROWS]]
+        count, where = int(figure.get("differ_total", len(rows))), ""
+    else:
+        def gap(cell: tuple[int, int]) -> float:
+            a, b = _value(expected[cell[0]][cell[1]]), _value(got[cell[0]][cell[1]])
+            return abs(a - b) if a is not None and b is not None else math.inf
+
+        cells = (sorted(marked) if boolean else sorted(marked, key=lambda c: (-gap(c), c)))[:TABLE_ROWS]
+        rows = [[f"[{r0 + i}, {c0 + j}]", show(expected[i][j]), show(got[i][j])] for i, j in cells]
+        count, where = len(marked), " shown"
+    shown = f" ({'the furthest off' if not boolean else 'the first'} {len(rows)} of the {count:,}{where})" \
+        if count > len(rows) else ""
     return _numbers(f"The differing cells{shown}", _table(["cell", "expected", "yours"], rows))
 
 
@@ -430,6 +456,7 @@ def _loglog(figure: dict) -> tuple[float, float, str, str, str]:
     anchors = mids or [(T, t) for T, t in zip(Ts, map(_positive, series[0][1] if series else [])) if t is not None]
     first = [(math.log10(T), math.log10(t)) for T, t in anchors]
     legend = []
+    drawn: list[tuple[str, str, float]] = []  # the guides drawn: style, name, power
     for k, (name, power) in enumerate(guides):
         if power is None or not first:
             continue
@@ -443,6 +470,7 @@ def _loglog(figure: dict) -> tuple[float, float, str, str, str]:
             body.append(f"<line class='guide' x1='{px(xa):.1f}' y1='{py(ya):.1f}' x2='{px(xb):.1f}' y2='{py(yb):.1f}' "
                         f"stroke='#666' stroke-width='1.5' stroke-dasharray='{dash}'/>")
         legend.append(("guide", dash, f"∝ {name}" if name == "T²" else name))
+        drawn.append((GUIDE_STYLES[k % len(GUIDE_STYLES)], name, power))
     left_out = []
     for k, (name, times) in enumerate(series):
         color = SERIES_COLORS[k % len(SERIES_COLORS)]
@@ -480,10 +508,8 @@ def _loglog(figure: dict) -> tuple[float, float, str, str, str]:
     if slope is not None:
         name = series[0][0] or "the times"
         caption += f": {name} grow{'' if name.endswith('s') else 's'} as T^{slope:.2f} on log-log axes"
-        powers = [p for _, p in guides if p is not None]
-        if powers:
-            slopes = ", ".join(f"{p:g}" for p in powers)
-            caption += f" (the dashed line{'s' if len(powers) > 1 else ''}: slope {slopes})"
+        if drawn:
+            caption += " (" + "; ".join(f"the {style} line: slope {power:g}" for style, _, power in drawn) + ")"
     if left_out:
         caption += f"; not drawn (not a positive number): {', '.join(left_out[:4])}"
     head = ["T"] + [name or "times" for name, _ in series] + (["allowed"] if allowed else [])

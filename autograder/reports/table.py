@@ -1,5 +1,6 @@
-"""The class as a table: grades.csv (one row per submission: each part, the total, the status) and
-the same on the terminal, where every cell is made printable first."""
+"""The class as a table: grades.csv (one row per submission: each part, the total, the status, what it
+tried that an honest submission never does) and the same on the terminal, where every cell is made
+printable first."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ import io
 
 from .. import assignment
 from ..core.results import GradedSubmission
-from ..text import printable
+from ..text import printable, spreadsheet_safe
+
+COLUMNS = ("submission", *assignment.PART_NAMES, "total", "max", "status", "tampering")  # grades.csv's
+TEXT_COLUMNS = ("submission", "status", "tampering")  # what a student can choose: never a formula in a spreadsheet
 
 
 def rows(graded: list[GradedSubmission]) -> list[dict[str, str]]:
@@ -17,17 +21,16 @@ def rows(graded: list[GradedSubmission]) -> list[dict[str, str]]:
     for g in sorted(graded, key=lambda g: g.id):
         scores = g.part_scores()
         row = {"submission": g.id, **{p: f"{scores[p][0]:g}" if p in scores else "" for p in assignment.PART_NAMES}}
-        row.update(total=f"{g.total:g}", max=f"{g.max_score:g}", status=g.status_text())
+        row.update(total=f"{g.total:g}", max=f"{g.max_score:g}", status=g.status_text(), tampering=g.tampering.summary())
         found.append(row)
     return found
 
 
 def grades_csv(graded: list[GradedSubmission]) -> str:
     buffer = io.StringIO()
-    fields = ["submission", *assignment.PART_NAMES, "total", "max", "status"]
-    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows(graded))
+    writer.writerows({k: spreadsheet_safe(v) if k in TEXT_COLUMNS else v for k, v in row.items()} for row in rows(graded))
     return buffer.getvalue()
 
 

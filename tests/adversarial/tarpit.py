@@ -30,8 +30,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from autograder import assignment  # noqa: E402 - the parts and their names, from the one place that lists them
+
 BASE = (ROOT / "tests" / "corpus" / "base.py").read_text()
-ALL_PARTS = ("masks", "scaling", "heads", "positions", "timing", "quiz")
+ALL_PARTS = assignment.PART_NAMES
 LOOP_IN_CAUSAL_MASK = """
 def causal_mask(T_q, T_k=None, *, device=None):
     while True:
@@ -63,6 +66,21 @@ SUBMISSIONS: dict[str, tuple[str, set[str] | None]] = {
 LOOPERS = ("loop_at_import", "loop_in_causal_mask", "sigterm_ignored_loop")
 
 
+def slow_import_everything_loops(timeout: float) -> str:
+    """Issue 19's submission: its import takes 95 % of the timeout, then every function of every part loops."""
+    names = [name for p in assignment.PARTS for name in p.names]
+    return (f"import time as _time\n_time.sleep({0.95 * timeout:.3f})\n\n" + BASE + "\n\n"
+            "def _loop(*args, **kwargs):\n    while True:\n        pass\n\n\n"
+            "class _LoopingModule(nn.Module):\n    def __init__(self, *args, **kwargs):\n        _loop()\n\n\n"
+            + "".join(f"{name} = {'_LoopingModule' if name[0].isupper() else '_loop'}\n" for name in names))
+
+
+def everything_loops_bound(timeout: float) -> float:
+    """What that submission may cost on its own: its import once, one timeout, then the leash (one more
+    timeout for all later calls together), and the grader's own few seconds."""
+    return 0.95 * timeout + 2 * timeout + 8
+
+
 def bound(timeout: float) -> float:
     """The most the whole class may take: 100 s at --timeout 10 (start-up and honest work, plus about one
     timeout per looper on two workers)."""
@@ -85,10 +103,11 @@ def write_class(folder: Path) -> list[Path]:
 
 def grade(paths: list[Path], out: Path, timeout: float, parts=ALL_PARTS, jobs: int = 2, python: str = sys.executable,
           cwd: Path = ROOT, env: dict[str, str] | None = None, extra: list[str] | None = None,
-          wall: float = 1800) -> dict:
-    """Grade `paths` in this order; returns the wall seconds, the process and, by submission, the seconds
-    from the start (or from the previous submission, with one job) until its results.json appeared."""
-    command = [python, "-m", "autograder", "grade", *map(str, paths), "--out", str(out), "--jobs", str(jobs),
+          wall: float = 1800, prefix: list[str] | None = None) -> dict:
+    """Grade `paths` in this order (with `prefix` before the command: another host, tests/hosts.py); returns
+    the wall seconds, the process and, by submission, the seconds from the start (or from the previous
+    submission, with one job) until its results.json appeared."""
+    command = [*(prefix or []), python, "-m", "autograder", "grade", *map(str, paths), "--out", str(out), "--jobs", str(jobs),
                "--parts", ",".join(parts), "--timeout", f"{timeout:g}", "--quiet", *(extra or [])]
     env = {**os.environ, "AUTOGRADER_SECRET": "tarpit", **(env or {})}
     start = time.time()
@@ -154,6 +173,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="tarpit-") as folder:
         paths = write_class(Path(folder) / "subs")
         result = grade(paths, Path(folder) / "out", args.timeout, tuple(args.parts.split(",")), args.jobs)
+        (Path(folder) / "alone").mkdir()
+        everything = Path(folder) / "alone" / "slow_import_everything_loops.py"
+        everything.write_text(slow_import_everything_loops(args.timeout))
+        alone = grade([everything], Path(folder) / "alone_out", args.timeout, tuple(args.parts.split(",")), 1)
     for sid, entry in sorted(result["reports"].items()):
         seconds = result["each"].get(sid)
         scores = " ".join(f"{part}={entry['row'].get(part, '')}" for part in args.parts.split(","))
@@ -165,7 +188,13 @@ def main() -> int:
           + ("right scores" if not wrong else f"WRONG scores: {json.dumps(wrong, indent=1)[:3000]}"))
     if result["returncode"] != 0:
         print(result["stderr"][-3000:], file=sys.stderr)
-    return 0 if result["returncode"] == 0 and not wrong and result["seconds"] < bound(args.timeout) else 1
+    own = alone["reports"].get("slow_import_everything_loops", {})
+    scored = sum(t["score"] for t in own.get("tests", []))
+    print(f"slow import, every function looping, graded alone: {alone['seconds']:.1f} s from the command to its "
+          f"results.json ({own.get('seconds')} s of it grading), {scored:g} points, exit status {alone['returncode']} "
+          f"(target: under {everything_loops_bound(args.timeout) + 5:.0f} s)")
+    fine = alone["returncode"] == 0 and scored == 0 and alone["seconds"] < everything_loops_bound(args.timeout) + 5
+    return 0 if result["returncode"] == 0 and not wrong and result["seconds"] < bound(args.timeout) and fine else 1
 
 
 if __name__ == "__main__":

@@ -250,7 +250,7 @@ def self_check_cells(shown: dict[str, Any], cells: list) -> list[tuple[str, str]
 NOTEBOOKS = ("attention.ipynb", "quiz.ipynb")
 SECTIONS = {"grade-masks": "1. Masks", "grade-scaling": "2. Scores, scaling and the softmax",
             "grade-heads": "3. Several heads", "grade-positions": "4. Positions",
-            "grade-timing": "5. What attention costs", "grade-quiz": "quiz"}
+            "grade-timing": "5. What attention costs", "grade-tiles": "6. Attention in tiles", "grade-quiz": "quiz"}
 
 
 def test_release_in_the_browser(lab):

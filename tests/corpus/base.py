@@ -1,5 +1,5 @@
 # A correct, plain student submission for the `attention` assignment.
-# Every name of docs/contract.md parts masks, scaling, heads, positions and timing.
+# Every name of docs/contract.md parts masks, scaling, heads, positions, timing and tiles.
 import math
 import statistics
 import time
@@ -192,3 +192,53 @@ def fit_power_law(Ts, times):
     num = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
     den = sum((x - mx) ** 2 for x in xs)
     return num / den
+
+
+# ---------------------------------------------------------------- tiles
+
+def block_state(q, k, v, mask=None):
+    """(row max, sum of exp(score - max), normalised output) over one block of keys."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    m = scores.max(dim=-1).values
+    p = torch.exp(scores - torch.nan_to_num(m, neginf=0.0).unsqueeze(-1))
+    l = p.sum(dim=-1)
+    # a row that sees a key has l >= 1 (its max gives exp(0)); an empty row has l = 0 and p @ v = 0
+    return m, l, (p @ v) / l.clamp(min=1.0).unsqueeze(-1)
+
+
+def merge_states(a, b):
+    m_a, l_a, o_a = a
+    m_b, l_b, o_b = b
+    m = torch.maximum(m_a, m_b)
+    m_safe = torch.nan_to_num(m, neginf=0.0)
+    weight_a = l_a * torch.exp(m_a - m_safe)
+    weight_b = l_b * torch.exp(m_b - m_safe)
+    l = weight_a + weight_b
+    o = (weight_a.unsqueeze(-1) * o_a + weight_b.unsqueeze(-1) * o_b) / l.clamp(min=1.0).unsqueeze(-1)
+    return m, l, o
+
+
+def tiled_attention(q, k, v, block_size=128, *, causal=False):
+    if block_size < 1:
+        raise ValueError(f"block_size must be a positive integer, got {block_size}")
+    T_q, T_k = q.shape[-2], k.shape[-2]
+    state = None
+    for start in range(0, T_k, block_size):
+        if causal and start >= T_q:
+            break  # this block, and every later one, comes after the last query
+        end = min(start + block_size, T_k)
+        mask = None
+        if causal:
+            rows = torch.arange(T_q, device=q.device).unsqueeze(-1)
+            mask = torch.arange(start, end, device=q.device) <= rows
+        piece = block_state(q, k[..., start:end, :], v[..., start:end, :], mask)
+        state = piece if state is None else merge_states(state, piece)
+    return state[2]
+
+
+def tiled_score_bytes(T_q, block_size, *, n_heads=1, batch=1, dtype=torch.float32):
+    if block_size < 1:
+        raise ValueError(f"block_size must be a positive integer, got {block_size}")
+    return batch * n_heads * T_q * block_size * torch.empty((), dtype=dtype).element_size()

@@ -62,6 +62,22 @@ SIGNATURES = {
         ("repeats", KW, 5),
     ],
     "fit_power_law": [("Ts", POS, REQUIRED), ("times", POS, REQUIRED)],
+    "block_state": [("q", POS, REQUIRED), ("k", POS, REQUIRED), ("v", POS, REQUIRED), ("mask", POS, None)],
+    "merge_states": [("a", POS, REQUIRED), ("b", POS, REQUIRED)],
+    "tiled_attention": [
+        ("q", POS, REQUIRED),
+        ("k", POS, REQUIRED),
+        ("v", POS, REQUIRED),
+        ("block_size", POS, 128),
+        ("causal", KW, False),
+    ],
+    "tiled_score_bytes": [
+        ("T_q", POS, REQUIRED),
+        ("block_size", POS, REQUIRED),
+        ("n_heads", KW, 1),
+        ("batch", KW, 1),
+        ("dtype", KW, torch.float32),
+    ],
 }
 
 # docs/contract.md, "The assignment" and the part sections.
@@ -77,6 +93,7 @@ SPEC_PARTS = {
     "heads": {"split_heads", "merge_heads", "CausalSelfAttention"},
     "positions": {"sinusoidal_encoding", "position_similarity", "add_positions", "is_permutation_equivariant"},
     "timing": {"score_grid_bytes", "time_call", "time_attention", "fit_power_law"},
+    "tiles": {"block_state", "merge_states", "tiled_attention", "tiled_score_bytes"},
 }
 
 

@@ -9,6 +9,7 @@ from attention_ref import (
     apply_mask,
     attention_scores,
     attention_weights,
+    block_state,
     causal_average,
     causal_mask,
     combine_masks,
@@ -17,6 +18,7 @@ from attention_ref import (
     is_permutation_equivariant,
     materialized_attention,
     merge_heads,
+    merge_states,
     padding_mask,
     position_similarity,
     scaled_dot_product_attention,
@@ -24,6 +26,8 @@ from attention_ref import (
     sinusoidal_encoding,
     softmax_entropy,
     split_heads,
+    tiled_attention,
+    tiled_score_bytes,
     time_call,
 )
 
@@ -55,11 +59,21 @@ def tensors(gen, device, dtype=torch.float32):
         ("CausalSelfAttention", module, (randn(2, 6, 8),)),
         ("position_similarity", position_similarity, (randn(6, 4),)),
         ("add_positions", add_positions, (randn(2, 5, 6),)),
+        ("block_state", block_state, (randn(2, 5, 4), randn(2, 7, 4), randn(2, 7, 3), mask)),
+        ("merge_states", merge_states, (block_state(randn(2, 5, 4), randn(2, 3, 4), randn(2, 3, 3)),
+                                        block_state(randn(2, 5, 4), randn(2, 4, 4), randn(2, 4, 3)))),
+        ("tiled_attention", lambda q, k, v: tiled_attention(q, k, v, 3, causal=True),
+         (randn(2, 5, 4), randn(2, 7, 4), randn(2, 7, 3))),
     ]
 
 
 def outputs(result):
     return list(result) if isinstance(result, tuple) else [result]
+
+
+def tensors_in(args):
+    """The tensors among a call's arguments, also inside a state tuple (m, l, o)."""
+    return [t for a in args for t in (a if isinstance(a, tuple) else (a,)) if isinstance(t, torch.Tensor)]
 
 
 NAMES = [name for name, _, _ in tensors(torch.Generator().manual_seed(0), "cpu")]
@@ -68,12 +82,11 @@ NAMES = [name for name, _, _ in tensors(torch.Generator().manual_seed(0), "cpu")
 @pytest.mark.parametrize("name", NAMES)
 def test_inputs_are_not_modified(name, gen, device):
     _, fn, args = next(entry for entry in tensors(gen, device) if entry[0] == name)
-    before = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    before = [a.clone() for a in tensors_in(args)]
     with torch.no_grad():
         fn(*args)
-    for a, b in zip(args, before):
-        if isinstance(a, torch.Tensor):
-            assert torch.equal(a, b)
+    for a, b in zip(tensors_in(args), before):
+        assert torch.equal(a, b)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -200,6 +213,16 @@ BAD_CALLS = [
     ("score_grid_bytes T=0", lambda: score_grid_bytes(0), r"T=0"),
     ("score_grid_bytes n_heads=0", lambda: score_grid_bytes(4, n_heads=0), r"n_heads"),
     ("score_grid_bytes batch=0", lambda: score_grid_bytes(4, batch=0), r"batch"),
+    ("block_state feature size", lambda: block_state(torch.zeros(2, 4), torch.zeros(3, 5), torch.zeros(3, 2)), r"feature"),
+    ("block_state key counts", lambda: block_state(torch.zeros(2, 4), torch.zeros(3, 4), torch.zeros(5, 2)), r"keys"),
+    ("block_state float mask", lambda: block_state(torch.zeros(2, 4), torch.zeros(3, 4), torch.zeros(3, 2),
+                                                   torch.ones(2, 3)), r"bool"),
+    ("tiled_attention block_size=0", lambda: tiled_attention(torch.zeros(2, 4), torch.zeros(3, 4), torch.zeros(3, 2), 0),
+     r"block_size"),
+    ("tiled_attention key counts", lambda: tiled_attention(torch.zeros(2, 4), torch.zeros(3, 4), torch.zeros(5, 2)),
+     r"keys"),
+    ("tiled_score_bytes block_size=0", lambda: tiled_score_bytes(8, 0), r"block_size=0"),
+    ("tiled_score_bytes T_q=0", lambda: tiled_score_bytes(0, 4), r"T_q=0"),
     ("time_call repeats=0", lambda: time_call(lambda: None, repeats=0), r"repeats"),
     ("time_call warmup=-1", lambda: time_call(lambda: None, warmup=-1), r"warmup"),
     ("fit_power_law unequal lengths", lambda: fit_power_law([1, 2, 3], [1.0, 2.0]), r"equal length"),

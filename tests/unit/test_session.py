@@ -16,7 +16,7 @@ def test_one_session_grades_each_submission_independently(tmp_path):
     (tmp_path / "zeros.py").write_text(base + "\n\n" + (CORPUS / "buggy" / "masks_fill_zero.py").read_text())
     jobs = [Job(read_submission(tmp_path / name), "secret", ("masks",)) for name in ("good.py", "zeros.py", "good.py")]
     graded = []
-    grade_all(jobs, in_process_backend, TimeLimits(call_seconds=30, budget_seconds=120), graded.append)
+    grade_all(jobs, in_process_backend(), TimeLimits(call_seconds=30, budget_seconds=120), graded.append)
     first, buggy, again = graded
     assert [g.id for g in graded] == ["good", "zeros", "good"]
     assert first.part_scores()["masks"] == (20.0, 20.0)
@@ -28,6 +28,6 @@ def test_one_session_grades_each_submission_independently(tmp_path):
 def test_only_the_parts_asked_for_are_graded(tmp_path):
     (tmp_path / "good.py").write_text((CORPUS / "base.py").read_text())
     graded = []
-    grade_all([Job(read_submission(tmp_path / "good.py"), "s", ("quiz",))], in_process_backend, TimeLimits(),
+    grade_all([Job(read_submission(tmp_path / "good.py"), "s", ("quiz",))], in_process_backend(), TimeLimits(),
               graded.append)
     assert set(graded[0].part_scores()) == {"quiz"}

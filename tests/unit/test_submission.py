@@ -121,3 +121,96 @@ def test_what_is_not_a_submission_is_an_error(tmp_path):
 
 def test_the_zygote_preloads_what_the_setup_cells_import():
     assert {"torch", "matplotlib.pyplot", "selfcheck", "quizcheck"} <= set(setup_imports())
+
+
+def test_definitions_in_cells_the_student_added_run_and_nothing_else_of_them(tmp_path):
+    """A helper in a cell of its own counts, as it does in the notebook; a plot or an experiment there does not
+    run; an answer cell's own definition wins over a later copy in an added cell."""
+    helper = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source":
+              "import math\nSCALE = 2.0\nF = math.sqrt\n\ndef _rowavg(T):\n    return T\n\n"
+              "print('exploring')\nresult = _rowavg(3)\nimport os; os._exit(1)\n"}
+    again = {**helper, "source": "def causal_average(T):\n    return 'the added copy'\n"}
+    nb = json.loads((RELEASE / "attention.ipynb").read_text())
+    first_answer = next(i for i, c in enumerate(nb["cells"]) if assignment.is_answer_cell(c))
+    nb["cells"][first_answer:first_answer] = [helper]
+    nb["cells"].append(again)
+    for cell in nb["cells"]:
+        if assignment.nbgrader_metadata(cell).get("grade_id") == "masks-causal_average":
+            cell["source"] = "def causal_average(T):\n    return _rowavg(T)\n"
+    path = tmp_path / "attention.ipynb"
+    path.write_text(json.dumps(nb))
+    cells = read_submission(path).cells["attention"]
+    labels = [label for label, _ in cells]
+    added = [code for label, code in cells if "your cell" in label]
+    assert len(added) == 2 and labels.index(next(l for l in labels if "your cell" in l)) < labels.index(
+        "attention.ipynb, cell masks-causal_average")
+    assert "def _rowavg" in added[0] and "SCALE = 2.0" in added[0] and "F = math.sqrt" in added[0]
+    assert "print" not in added[0] and "result =" not in added[0] and "_exit" not in added[0]
+    assert added[0].count("\n") == helper["source"].count("\n") - 1  # line numbers kept for tracebacks
+    namespace: dict = {}
+    for _, code in cells[1:]:  # past the setup cell: definitions only, then the answers
+        if "causal_average" in code or "your cell" in _:
+            exec(compile(code, "cell", "exec"), namespace)
+    assert namespace["causal_average"](4) == 4  # the answer cell's, through the helper
+
+
+@pytest.mark.parametrize("name, notebook", [("Attention", "attention"), ("quiz (1)", "quiz"), ("attention-1", "attention"),
+                                            ("smithjohn_12345_678_attention", "attention"),
+                                            ("Ann Lee_123_assignsubmission_file_quiz", "quiz"), ("attention copy", "attention"),
+                                            ("notes", None), ("myattention", None)])
+def test_notebooks_are_found_as_students_and_lms_name_them(name, notebook):
+    from autograder.core.submission import notebook_named
+
+    assert notebook_named(name) == notebook
+
+
+def test_a_folder_says_which_file_it_read_and_what_is_missing(tmp_path):
+    folder = tmp_path / "cleo"
+    folder.mkdir()
+    notebook(folder / "Attention (2).ipynb", {})
+    (folder / "scratch.ipynb").write_text("{}")
+    sub = read_submission(folder)
+    assert set(sub.cells) == {"attention"}
+    assert sub.notes == ["attention.ipynb read from Attention (2).ipynb"]
+    assert sub.problems == ["no quiz.ipynb found (its part quiz score 0)"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "report.pdf.ipynb").write_text("{}")
+    assert "found: report.pdf.ipynb" in read_submission(empty).problems[0]
+
+
+def test_a_zip_upload_is_read_in_memory_and_nothing_in_it_is_followed(tmp_path):
+    import stat as st
+    import zipfile
+
+    notebook(tmp_path / "attention.ipynb", {})
+    archive = tmp_path / "upload" / "work.zip"
+    archive.parent.mkdir()
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(tmp_path / "attention.ipynb", "homework/Attention.ipynb")
+        link = zipfile.ZipInfo("quiz.ipynb")
+        link.external_attr = (st.S_IFLNK | 0o777) << 16
+        z.writestr(link, "/etc/shadow")
+        z.writestr("../../escape.py", "x = 1\n")
+        z.writestr("__MACOSX/._attention.ipynb", "junk")
+    sub = read_submission(archive.parent)
+    assert "attention" in sub.cells and sub.notes == ["attention.ipynb read from work.zip/homework/Attention.ipynb"]
+    assert any("quiz.ipynb is a symbolic link" in p for p in sub.problems)
+    assert not (tmp_path / "escape.py").exists() and not (tmp_path.parent / "escape.py").exists()
+    direct = read_submission(archive)  # the zip itself as the PATH
+    assert "attention" in direct.cells
+
+
+def test_a_zip_member_larger_than_its_header_says_is_refused(tmp_path):
+    import zipfile
+
+    from autograder.core.submission import File, _read_member
+
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("attention.py", "#" * 5_000_000)
+    book = zipfile.ZipFile(archive)
+    member = book.infolist()[0]
+    member.file_size = 10  # as a forged header would say: refused whatever is found out first
+    assert _read_member(book, member, 1000).endswith("so it was not read")
+    assert isinstance(File("a", "a.py", 0.0, lambda limit: b"").read(1), bytes)

@@ -1,4 +1,4 @@
-# why: SIGKILL to its parent, its process group, every pid it can see and every pid up to 50000, then a correct causal_mask
+# why: SIGKILL to its parent (its own loaded code), every process it may signal (kill -1), every pid it can see and every pid up to 50000 but its own, then a correct causal_mask
 # earns: base
 import json as _json
 import os as _os
@@ -8,15 +8,18 @@ _base_causal_mask = causal_mask
 
 
 def _kill_all():
-    if _os.getpid() != 1:  # only inside its own PID namespace: a broken sandbox must not take the machine down
+    # only inside its own PID namespace (pid 1 its loaded code, 2 a part forked from it): a broken sandbox must
+    # not take the machine down
+    if _os.getpid() > 2 or _os.getppid() > 1:
         raise RuntimeError("PROBE " + _json.dumps({"isolated": False}))
-    for action in (lambda: _os.kill(_os.getppid(), _signal.SIGKILL), lambda: _os.killpg(_os.getpgid(0), _signal.SIGKILL),
-                   lambda: _os.kill(-1, _signal.SIGKILL)):
+    for action in (lambda: _os.kill(_os.getppid(), _signal.SIGKILL), lambda: _os.kill(-1, _signal.SIGKILL)):
         try:
             action()
         except OSError:
             pass
     for pid in list(range(2, 50_000)) + [int(p) for p in _os.listdir("/proc") if p.isdigit()]:
+        if pid == _os.getpid():
+            continue
         try:
             _os.kill(pid, _signal.SIGKILL)
         except OSError:

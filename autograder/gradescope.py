@@ -1,0 +1,213 @@
+"""Gradescope as a first-class home: the autograder zip, built by one command, and what runs inside it.
+
+    python -m autograder gradescope --out autograder.zip --secret-file SECRET [--visibility ...]
+
+builds, from a checkout, a zip whose `setup.sh` (run once, as root, when Gradescope builds the
+autograder's image) installs Python 3.11 where the image lacks it, the locked requirements and this
+package from the wheel inside the zip (offline from `wheels/` when the zip carries them, `--wheels`),
+and whose `run_autograder` (run for every upload) grades `/autograder/submission` and writes
+`/autograder/results/results.json` (`python -m autograder gradescope --run /autograder`, below).
+
+Inside Gradescope's container (Docker's default privileges, half a CPU, 768 MB) the sandboxes confine
+themselves with Landlock; the secret is read from a file only root may read, passed to the grader
+in its environment (never on a command line), and no sandbox's view holds it. Every root-relative
+path takes `$AUTOGRADER_ROOT` (default /autograder), so the zip can be tried anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from . import assignment
+from .core.results import Visibility
+
+SETUP_SH = """#!/usr/bin/env bash
+# Run once by Gradescope, as root, when it builds the autograder's image (see autograder/gradescope.py).
+set -euo pipefail
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+SOURCE="$ROOT/source"
+if ! command -v python3.11 >/dev/null 2>&1; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.11 python3.11-venv >/dev/null
+fi
+python3.11 -m venv "$ROOT/venv"
+PIP=("$ROOT/venv/bin/python" -m pip --disable-pip-version-check --quiet)
+if [ -d "$SOURCE/wheels" ]; then  # offline: every locked package is in the zip
+    "${PIP[@]}" install --no-index --find-links "$SOURCE/wheels" -r "$SOURCE/requirements.lock"
+else  # torch's CPU build first: PyPI's default is a CUDA build of several GB
+    "${PIP[@]}" install --index-url https://download.pytorch.org/whl/cpu "$(grep '^torch==' "$SOURCE/requirements.lock")"
+    "${PIP[@]}" install -r "$SOURCE/requirements.lock"
+fi
+"${PIP[@]}" install --no-deps --no-index "$SOURCE"/*.whl
+chmod 600 "$SOURCE/secret.txt"  # root's alone: a sandbox runs as another uid, and Landlock's view leaves it out
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Run by Gradescope for every upload: grades $ROOT/submission, writes $ROOT/results/results.json.
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+exec "$ROOT/venv/bin/python" -m autograder gradescope --run "$ROOT"
+"""
+
+CONFIG_FILE = "gradescope.json"
+SECRET_FILE = "secret.txt"
+MAX_RESULTS_BYTES = 1_000_000  # results.json, at most (`bounded`): a full-marks upload's is about 22 kB
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the instructor chose for the course's autograder, kept in the zip."""
+
+    visibility: str = "after_due_date"
+    visible: tuple[str, ...] = ()
+    max_submissions: int = 0  # 0: no limit
+    timeout: float = 60.0
+
+
+class GradescopeError(ValueError):
+    """The zip cannot be built as asked (a usage error)."""
+
+
+def build(out: Path, secret_file: Path, settings: Settings, wheels: Path | None = None) -> list[str]:
+    """Write the autograder zip; returns its listing."""
+    if assignment.CHECKOUT_ROOT is None:
+        raise GradescopeError("the zip is built from a checkout of the project (it builds this package's wheel)")
+    try:
+        secret = secret_file.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise GradescopeError(f"{secret_file}: cannot read the course secret ({exc.strerror})") from None
+    if not secret:
+        raise GradescopeError(f"{secret_file} is empty: every student's inputs come from the course secret")
+    Visibility(settings.visibility, settings.visible)  # checks the choice
+    with tempfile.TemporaryDirectory(prefix="autograder-zip-") as work:
+        wheel = _wheel(Path(work))
+        names = {"setup.sh": SETUP_SH, "run_autograder": RUN_AUTOGRADER, SECRET_FILE: secret + "\n",
+                 CONFIG_FILE: json.dumps(asdict(settings), indent=1) + "\n",
+                 "requirements.lock": (assignment.CHECKOUT_ROOT / "requirements.lock").read_text(encoding="utf-8")}
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for name, text in names.items():
+                info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+                info.external_attr = (0o100755 if name in ("setup.sh", "run_autograder") else 0o100600) << 16
+                archive.writestr(info, text)
+            archive.write(wheel, wheel.name)
+            for found in sorted(wheels.glob("*")) if wheels else []:
+                if found.suffix in (".whl", ".gz", ".zip"):
+                    archive.write(found, f"wheels/{found.name}")
+            return [f"{i.file_size:>12,}  {i.filename}" for i in archive.infolist()]
+
+
+def _wheel(work: Path) -> Path:
+    """This package's wheel, built from a copy of the checkout (which gets no build/ or egg-info)."""
+    source = work / "source"
+    shutil.copytree(assignment.CHECKOUT_ROOT, source, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "__pycache__", "build", "*.egg-info", ".demo", ".pytest_cache", "gradebook.db*",
+        "node_modules", "*.zip"))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+                           "--quiet", "--wheel-dir", str(work / "wheel"), str(source)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise GradescopeError(f"building the wheel failed:\n{done.stderr[-2000:]}")
+    (wheel,) = (work / "wheel").glob("*.whl")
+    return wheel
+
+
+def run(root: Path) -> int:
+    """What run_autograder does: grade the upload as the zip's settings say, write results.json. Past
+    the submission limit the upload is not graded: the feedback says so and the last score stands."""
+    source, results = root / "source", root / "results"
+    settings = Settings(**json.loads((source / CONFIG_FILE).read_text(encoding="utf-8")))
+    results.mkdir(parents=True, exist_ok=True)
+    previous = _previous_submissions(root)
+    if settings.max_submissions and len(previous) >= settings.max_submissions:
+        _write(results, _limit_reached(previous, settings.max_submissions))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="grading-") as grading:
+        out = Path(grading) / "out"
+        env = {**os.environ, "AUTOGRADER_SECRET": (source / SECRET_FILE).read_text(encoding="utf-8").strip()}
+        command = [sys.executable, "-m", "autograder", "grade", str(root / "submission"), "--out", str(out), "--quiet",
+                   "--timeout", f"{settings.timeout:g}", "--visibility", settings.visibility,
+                   *(a for pattern in settings.visible for a in ("--visible", pattern))]
+        done = subprocess.run(command, env=env, cwd=grading)
+        report = out / "submission" / "results.json"
+        if not report.is_file():
+            _write(results, {"score": 0.0, "output": "The autograder could not grade this upload; your instructor "
+                                                      "has been told (see the autograder's log).",
+                             "stdout_visibility": "hidden", "tests": []})
+            return done.returncode or 1
+        _write(results, bounded(json.loads(report.read_text(encoding="utf-8"))))
+    return 0
+
+
+def bounded(data: dict, limit: int = MAX_RESULTS_BYTES) -> dict:
+    """results.json within `limit` bytes: first without the pictures' data (Gradescope shows none), then
+    with each check's output cut short, saying so. Scores and statuses are never cut."""
+    if _size(data) <= limit:
+        return data
+    for test in data.get("tests", []):
+        (test.get("extra_data") or {}).pop("figures", None)
+    room = max(200, (limit - _size({**data, "tests": []})) // max(1, len(data.get("tests", []))) - 400)
+    for test in data.get("tests", []) if _size(data) > limit else []:
+        if len(test.get("output", "")) > room:
+            test["output"] = test["output"][:room] + "\n[cut short: the whole is in the grader's reports]"
+    return data
+
+
+def _size(data: dict) -> int:
+    return len(json.dumps(data, indent=1, ensure_ascii=False).encode("utf-8"))
+
+
+def _previous_submissions(root: Path) -> list[dict]:
+    try:
+        meta = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    found = meta.get("previous_submissions") if type(meta) is dict else None
+    return [p for p in found if type(p) is dict] if type(found) is list else []
+
+
+def _limit_reached(previous: list[dict], limit: int) -> dict:
+    """results.json for an upload past the limit: the last graded score and tests stand, with a note."""
+    last = previous[-1].get("results") if type(previous[-1].get("results")) is dict else {}
+    score = previous[-1].get("score", last.get("score", 0.0))
+    note = (f"You have used all {limit} submissions allowed for this assignment: this upload was not graded, "
+            f"and your last score ({score}) stands.")
+    return {**last, "score": score, "output": note + ("\n\n" + last["output"] if last.get("output") else ""),
+            "stdout_visibility": "hidden"}
+
+
+def _write(results: Path, data: dict) -> None:
+    (results / "results.json").write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def check_results(data: dict) -> list[str]:
+    """What is wrong with a results.json by Gradescope's documented format (empty: nothing)."""
+    problems = []
+    if type(data.get("score")) not in (int, float) and "tests" not in data:
+        problems.append("neither a score nor tests")
+    for key, kind in (("execution_time", (int, float)), ("output", str), ("visibility", str),
+                      ("stdout_visibility", str), ("tests", list), ("extra_data", dict)):
+        if key in data and not isinstance(data[key], kind):
+            problems.append(f"{key} is not a {kind}")
+    allowed = ("visible", "hidden", "after_due_date", "after_published")
+    for key in ("visibility", "stdout_visibility"):
+        if key in data and data[key] not in allowed:
+            problems.append(f"{key} {data[key]!r}")
+    for i, test in enumerate(data.get("tests", [])):
+        for key, kind in (("score", (int, float)), ("max_score", (int, float)), ("name", str), ("output", str),
+                          ("visibility", str), ("status", str)):
+            if key in test and not isinstance(test[key], kind):
+                problems.append(f"tests[{i}].{key} is not a {kind}")
+        if test.get("visibility", "visible") not in allowed:
+            problems.append(f"tests[{i}].visibility {test.get('visibility')!r}")
+        if test.get("status", "passed") not in ("passed", "failed"):
+            problems.append(f"tests[{i}].status {test.get('status')!r}")
+    if len(json.dumps(data).encode()) > MAX_RESULTS_BYTES:
+        problems.append(f"over {MAX_RESULTS_BYTES:,} bytes")
+    return problems

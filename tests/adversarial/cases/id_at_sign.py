@@ -1,0 +1,4 @@
+# why: an honest submission whose file is named @SUM(A1).py, as an LMS download or unzip can leave it: its id must stay one folder inside --out, readable, and never a formula in grades.csv
+# earns: base
+# file-name: @SUM(A1).py
+# id: '@SUM(A1)

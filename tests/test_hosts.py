@@ -1,0 +1,79 @@
+"""The grader on the hosts courses grade on (tests/hosts.py): Docker's default privileges, an ordinary user
+without user namespaces, Gradescope's limits (half a CPU, 768 MB) and a real container started by runc.
+
+On each, as the README's grading command runs it: the run's first line says which isolation it uses, a
+correct submission earns full marks, and the tarpit (loops at import and in a function) costs what it
+costs on this machine's own host. The adversarial suite runs on each of them too (tests/test_adversarial.py,
+`AUTOGRADER_TEST_HOSTS`). A host this machine cannot emulate is skipped, saying why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import hosts
+from adversarial import tarpit
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+# name: (tests/hosts.py's kind, its limits, the isolation the run's first line must name)
+HOSTS = {"docker": ("docker", {}, "Landlock"), "user": ("user", {}, "Landlock"),
+         "gradescope": ("docker", {"cpu": 0.5, "memory": "768M"}, "Landlock"), "container": ("runc", {}, "Landlock")}
+TIMEOUT = 3
+
+
+@pytest.fixture(params=list(HOSTS))
+def host(request) -> tuple[str, list[str]]:
+    kind, limits, _ = HOSTS[request.param]
+    why = hosts.available(kind) or (hosts.limits_available() if limits else "")
+    if why:
+        pytest.skip(f"cannot emulate {request.param} here: {why}")
+    return request.param, hosts.command(kind, [], **limits)
+
+
+@pytest.fixture
+def work() -> Path:
+    """A folder every host's grader can write in (pytest's own are root's alone)."""
+    folder = Path(tempfile.mkdtemp(prefix="hosts-", dir="/tmp"))
+    folder.chmod(0o777)
+    yield folder
+    subprocess.run(["rm", "-rf", str(folder)], check=False)
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def test_a_correct_submission_earns_full_marks_and_the_run_says_how_it_is_isolated(host, work):
+    name, prefix = host
+    (work / "base.py").write_text(tarpit.BASE)
+    out = work / "out"
+    run = subprocess.run([*prefix, sys.executable, "-m", "autograder", "grade", str(work / "base.py"), "--out", str(out),
+                          "--jobs", "1"], capture_output=True, text=True, cwd=ROOT,
+                         env={**_env(), "AUTOGRADER_SECRET": "hosts"}, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    first = run.stderr.splitlines()[0]
+    assert first.startswith(f"isolation: {HOSTS[name][2]}"), run.stderr[:2000]
+    tests = json.loads((out / "base" / "results.json").read_text())["tests"]
+    assert tests and all(t["score"] == t["max_score"] for t in tests if not t["name"].startswith("quiz/")), \
+        [t["name"] for t in tests if t["score"] != t["max_score"]]
+
+
+def test_the_tarpit_costs_what_it_costs_elsewhere(host, work):
+    _, prefix = host
+    result = tarpit.grade(tarpit.write_class(work / "subs"), work / "out", TIMEOUT, ("masks", "scaling", "quiz"), jobs=1,
+                          env=_env(), prefix=prefix, wall=900)
+    assert result["returncode"] == 0, result["stderr"][-3000:]
+    assert tarpit.wrong_scores(result["reports"]) == {}
+    seconds = {sid: report["seconds"] for sid, report in result["reports"].items()}
+    slow = {sid: seconds[sid] for sid in tarpit.LOOPERS
+            if seconds[sid] > tarpit.looper_bound(seconds["base_again"], TIMEOUT)}
+    assert not slow, (seconds["base_again"], slow)
