@@ -1051,7 +1051,7 @@ def test_as_a_normal_user_the_sandbox_still_isolates(runs, base_alone):
     assert graded["base"]["tests"] == base_alone
     found = _probe(graded["read_secrets"]["tests"])
     assert not {k: v for k, v in found.items() if isinstance(v, str) and not v.startswith("no")}, found
-    assert found["secret"] == [] and found["visible pids"] == [1], found
+    assert found["secret"] == [] and set(found["visible pids"]) <= {1, 2}, found
     assert set(found["home listing"]) <= _python_in_home(), found["home listing"]
     assert all(t["score"] == t["max_score"] for t in graded["kill_everything"]["tests"])
 

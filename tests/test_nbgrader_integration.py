@@ -218,11 +218,12 @@ def test_rerun_regrades_only_resubmissions(course, graded):
     answer = [c for c in notebook["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("solution")][-1]
     answer["source"] = "".join(answer["source"]) + "\n# resubmitted\n"  # a change the grader reads: an answer cell
     resubmitted.write_text(json.dumps(notebook))
-    proc = C.grade_course(course, out, "--secret", SECRET)
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "--nbgrader", ASSIGNMENT, "--out", str(out),
+                           "--secret", SECRET], cwd=course.root, env=course.env(), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     after = {s: (out / s / "results.json").stat().st_mtime for s in STUDENTS}
     assert [s for s in STUDENTS if after[s] != before[s]] == ["ben"]
-    assert f"1 submission(s) graded, {len(STUDENTS) - 1} reused" in proc.stderr, proc.stderr[-2000:]
+    assert f"1 submission(s) graded, {len(STUDENTS) - 1} reused" in proc.stdout, proc.stdout[-2000:]
     assert C.gradebook_part_scores(course.root / "gradebook.db") == scores_before
 
 
