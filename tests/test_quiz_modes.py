@@ -316,3 +316,23 @@ def test_feedback_quotes_the_question_the_option_chosen_and_the_right_one(counte
     page = feedback_html(graded)
     assert "Your answer: c, " in page and "Why b is right: " in page
     assert json.dumps(graded.checks[0].to_gradescope())  # plain data
+
+
+def test_a_note_belongs_to_the_submission_it_was_written_for(tmp_path):
+    """A grading worker's checks serve every submission it grades: a right answer's note is in that
+    submission's feedback once, never in the next one's (five submissions, so that workers grade several)."""
+    import subprocess
+    import sys
+
+    key = shown_key(None)
+    for n in range(5):
+        answers = key if n % 2 == 0 else {q: wrong(a) for q, a in key.items()}
+        (tmp_path / f"s{n}.py").write_text("".join(f"answer_{q} = {a!r}\n" for q, a in answers.items()))
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", *sorted(map(str, tmp_path.glob("s*.py"))),
+                          "--out", str(tmp_path / "out"), "--parts", "quiz", "--jobs", "1", "--secret", "s", "--quiet"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    for n in range(5):
+        tests = json.loads((tmp_path / "out" / f"s{n}" / "results.json").read_text())["tests"]
+        notes = [t["output"].count("Your answer: ") for t in tests]
+        assert notes == ([1] * len(key) if n % 2 == 0 else [0] * len(key)), (n, notes)

@@ -103,8 +103,10 @@ class GradingPlugin:
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Any:
-        """Count the student's replies around the fixtures too (a study run once for several checks)."""
+        """Count the student's replies around the fixtures too (a study run once for several checks), and
+        start the check's notes afresh: its item serves every submission this worker grades."""
         self._replies_before = self._replies()
+        item.stash[NOTES] = []
         yield
 
     @pytest.hookimpl(hookwrapper=True)

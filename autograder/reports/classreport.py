@@ -113,8 +113,8 @@ class NotAttempted:
 
     @property
     def label(self) -> str:
-        """The checks as a few words: what each check's name starts with (its function, or its question)."""
-        return ", ".join(dict.fromkeys(c.partition(":")[0] for c in self.checks))
+        """The checks as a few words: the functions (or the question) each check's name starts with, each once."""
+        return ", ".join(dict.fromkeys(f for c in self.checks for f in c.partition(":")[0].split(", ")))
 
 
 def not_attempted(graded: list[GradedSubmission]) -> list[NotAttempted]:

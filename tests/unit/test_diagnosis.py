@@ -121,3 +121,11 @@ def test_the_message_and_the_picture_count_the_same_differing_entries():
     (picture,) = found.figures
     assert (picture["differ_total"], picture["total"], picture["differ_all"], picture["total_all"]) == (290, 290, 290, 870)
     assert len(picture["worst"]) == figures.ENTRIES_MAX and all(w[2:] == [0.0, 1.0] for w in picture["worst"])
+
+
+def test_what_was_not_attempted_names_each_function_once():
+    from autograder.reports.classreport import NotAttempted
+
+    left = NotAttempted("scaling", ("attention_scores: on 3-D inputs", "attention_weights: rows sum to 1",
+                                    "attention_scores, attention_weights: on the device of q", "dot_product_spread: √d"))
+    assert left.label == "attention_scores, attention_weights, dot_product_spread"
