@@ -14,6 +14,17 @@ def _attempt(found, label, action):
         found[label] = "no (" + type(exc).__name__ + ")"
 
 
+def _module(name):
+    """What an import of `name` holds: its file, or what its folders list (a covered package's empty folder
+    imports as an empty namespace package, which holds nothing)."""
+    module = __import__(name, fromlist=["_"])
+    held = [module.__file__] if getattr(module, "__file__", None) else []
+    held += [n for folder in getattr(module, "__path__", []) for n in _os.listdir(folder)]
+    if not held:
+        raise LookupError("an empty namespace package")
+    return held
+
+
 def _listing(folder):
     """A folder's entries, if it shows any (an empty folder hides nothing; the project keeps only its .venv)."""
     names = [n for n in _os.listdir(folder) if n != ".venv"]
@@ -83,9 +94,9 @@ def causal_average(T):
     _attempt(found, "other students", lambda: open("@SUBS@/base.py").read())
     _attempt(found, "other students' folder", lambda: _listing("@SUBS@"))
     _attempt(found, "reports", lambda: _listing("@OUT@"))
-    _attempt(found, "import attention_ref", lambda: __import__("attention_ref").__file__)
-    _attempt(found, "import graders", lambda: __import__("autograder.graders.test_masks").__file__)
-    _attempt(found, "import engine", lambda: __import__("autograder.engine").__file__)
+    _attempt(found, "import attention_ref", lambda: _module("attention_ref"))
+    _attempt(found, "import graders", lambda: _module("autograder.graders.test_masks"))
+    _attempt(found, "import engine", lambda: _module("autograder.engine"))
     try:
         found["home listing"] = sorted(_os.listdir("@HOME@"))
     except OSError:
