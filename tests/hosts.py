@@ -33,6 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.dont_write_bytecode = True  # a launcher run beside the suite: no __pycache__ in the checkout it imports from
 
 from autograder.isolation import seccomp  # noqa: E402 - the grader's own filter builder, another deny list
 
