@@ -327,7 +327,12 @@ def grader(tmp_path_factory, request) -> Grader:
         return Grader(sys.executable, ROOT, ROOT, env, host=host, prefix=prefix, uid=uid)
     assert INSTALL_MODE == "wheel", f"AUTOGRADER_TEST_INSTALL={INSTALL_MODE!r}: editable or wheel"
     venv = installing.installed(tmp_path_factory)
-    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    if host == "namespaces":
+        elsewhere = tmp_path_factory.mktemp("elsewhere")
+    else:  # a folder the grader's uid on that host can enter (pytest's folders are root's alone)
+        elsewhere = Path(tempfile.mkdtemp(prefix=f"elsewhere-{host}-", dir="/tmp"))
+        elsewhere.chmod(0o755)
+        request.addfinalizer(lambda: shutil.rmtree(elsewhere, ignore_errors=True))
     return Grader(str(venv.python), elsewhere, venv.site,
                   {k: v for k, v in venv.env().items() if k != "PYTHONDONTWRITEBYTECODE"}, ["--installed"],
                   host=host, prefix=prefix, uid=uid)

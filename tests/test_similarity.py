@@ -17,7 +17,7 @@ import pytest
 
 import similarity_corpus as sc
 from autograder.core.submission import read_submission
-from autograder.reports import CLASS_REPORT_FILE, classreport, similarity, write_class
+from autograder.reports import CLASS_REPORT_FILE, classreport, find_similar_or_why, similarity, write_class
 from autograder.reports.similarity import DEFAULT_THRESHOLD, NOTE, find_similar
 
 NAMES = sc.assignment_names()
@@ -176,10 +176,10 @@ def _graded(ids) -> list:
 
 def test_the_section_says_none_or_is_absent(tmp_path):
     cells = _read(tmp_path / "subs", base=sc.variant(), key=sc.key_notebook())
-    write_class(_graded(cells), tmp_path / "on", cells=cells)
+    write_class(_graded(cells), tmp_path / "on", similar=find_similar_or_why(cells))
     page = (tmp_path / "on" / CLASS_REPORT_FILE).read_text()
     assert "id='similar'" in page and "id='similar-none'" in page and NOTE in page and "similar-pair" not in page
-    write_class(_graded(cells), tmp_path / "off", cells=cells, similarity=None)
+    write_class(_graded(cells), tmp_path / "off", similar=None)
     page = (tmp_path / "off" / CLASS_REPORT_FILE).read_text()
     assert "id='similar'" not in page and "#similar" not in page and ".sbs" not in page
     assert "id='similar'" not in classreport.class_report_html(_graded(cells))
@@ -188,7 +188,7 @@ def test_the_section_says_none_or_is_absent(tmp_path):
 def test_the_report_written_again_keeps_what_its_run_found(tmp_path):
     cells = _read(tmp_path / "subs", alice=sc.variant(), bob=sc.disguised(sc.variant(), seed=7, keep=NAMES))
     out = tmp_path / "out"
-    write_class(_graded(cells), out, cells=cells)
+    write_class(_graded(cells), out, similar=find_similar_or_why(cells))
     write_class(_graded(cells), out)  # as the command line does after the gradebook's notes
     assert "class='similar-pair' data-a='alice' data-b='bob'" in (out / CLASS_REPORT_FILE).read_text()
 

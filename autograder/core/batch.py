@@ -28,7 +28,7 @@ from .slots import CpuSlots, memory_limit
 from .submission import Submission, read_submission
 from .tampering import Tampering
 from ..isolation.protocol import SandboxBreach
-from ..reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD
+from ..reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD, Similarity
 from .worker import WorkerError, WorkerProcess, WorkerSettings, forkserver, start_zygote
 
 RESULTS_FILE = "results.json"
@@ -261,6 +261,7 @@ def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = T
     for kept in found.kept:
         on_result(kept)
     run.out.mkdir(parents=True, exist_ok=True)
+    similar = _compared_meanwhile(found.cells, run.similarity)
     pool = pool or LocalPool(run.settings, run.workers)
     try:
         if found.todo:
@@ -279,6 +280,20 @@ def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = T
                 bar.update()
     finally:
         pool.close()
-    reports.write_class(graded, run.out, kept=frozenset(g.id for g in found.kept), cells=found.cells,
-                        similarity=run.similarity)
+    reports.write_class(graded, run.out, kept=frozenset(g.id for g in found.kept), similar=similar())
     return graded, found.kept
+
+
+def _compared_meanwhile(cells: dict[str, dict], threshold: float | None) -> Callable[[], Similarity | None]:
+    """The pairs unusually alike (None without a threshold), found on a thread while the class is graded:
+    after the grading, copydetect's import and comparisons (about a second) would lengthen every run."""
+    if threshold is None:
+        return lambda: None
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..reports import find_similar_or_why
+
+    comparing = ThreadPoolExecutor(1, thread_name_prefix="similarity")
+    found = comparing.submit(find_similar_or_why, cells, threshold)
+    comparing.shutdown(wait=False)  # the comparison goes on; `found.result` waits for it
+    return found.result

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..core.results import GradedSubmission, Visibility
 from .classreport import class_report_html
 from .feedback import feedback_html
-from .similarity import DEFAULT_THRESHOLD, Similarity, find_similar_or_why
+from .similarity import Similarity, find_similar_or_why
 from .table import class_table, grades_csv
 
 RESULTS_FILE = "results.json"
@@ -40,17 +40,17 @@ def write_submission(graded: GradedSubmission, out: Path, visibility: Visibility
 
 
 _SIMILAR: dict[Path, Similarity | None] = {}  # what a run found alike, by its --out: a report written again keeps it
+_KEPT = object()
 
 
 def write_class(graded: list[GradedSubmission], out: Path, kept: frozenset[str] = frozenset(),
-                cells: dict[str, dict] | None = None, similarity: float | None = DEFAULT_THRESHOLD) -> None:
-    """grades.csv and class_report.html; `kept`: the ids of results taken from an earlier run; `cells`:
-    every submission's cells by id (`Submission.cells`), compared for the report's pairs unusually alike
-    (similarity.py) when `similarity`, the threshold, is not None. Written again without `cells` (the
-    command line's notes from the gradebook), the report keeps what its run found."""
+                similar: Similarity | None | object = _KEPT) -> None:
+    """grades.csv and class_report.html; `kept`: the ids of results taken from an earlier run; `similar`:
+    the pairs unusually alike (`find_similar_or_why`), None for a report without them. Written again
+    without it (the command line's notes from the gradebook), the report keeps what its run found."""
     write_atomically(out / GRADES_FILE, grades_csv(graded))
-    if cells is not None:
-        _SIMILAR[out] = None if similarity is None else find_similar_or_why(cells, similarity)
+    if similar is not _KEPT:
+        _SIMILAR[out] = similar
     write_atomically(out / CLASS_REPORT_FILE, class_report_html(graded, kept, _SIMILAR.get(out)))
 
 
@@ -78,5 +78,5 @@ def where_reports_are(out: Path, graded: list[GradedSubmission], gradebook: str 
     return "\n".join(lines)
 
 
-__all__ = ["write_atomically", "write_submission", "write_class", "where_reports_are", "run_summary", "class_table",
-           "RESULTS_FILE", "FEEDBACK_FILE", "GRADES_FILE", "CLASS_REPORT_FILE"]
+__all__ = ["write_atomically", "write_submission", "write_class", "find_similar_or_why", "where_reports_are", "run_summary",
+           "class_table", "RESULTS_FILE", "FEEDBACK_FILE", "GRADES_FILE", "CLASS_REPORT_FILE"]
