@@ -261,13 +261,15 @@ def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = T
     for kept in found.kept:
         on_result(kept)
     run.out.mkdir(parents=True, exist_ok=True)
-    similar = _compared_meanwhile(found.cells, run.similarity)
     pool = pool or LocalPool(run.settings, run.workers)
     try:
         if found.todo:
             isolation = pool.ready()
             if progress:
                 print(f"isolation: {isolation}", file=sys.stderr, flush=True)
+        # only now that the pool's processes are started: copydetect's import sets MPLCONFIGDIR in this
+        # process's environment, which a process started meanwhile would be copying
+        similar = _compared_meanwhile(found.cells, run.similarity)
         # a bar on a terminal only: in a redirected log it would be a line per update
         with tqdm(total=len(found.todo), unit="submission",
                   disable=not progress or not found.todo or not sys.stderr.isatty()) as bar:
