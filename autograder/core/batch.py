@@ -16,6 +16,7 @@ import queue
 import sys
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -127,10 +128,11 @@ class LocalPool:
         self.settings = dataclasses.replace(settings, cpu_slots=tuple(CpuSlots.create(jobs)), sandbox=sandbox)
         self.weaknesses: set[str] = set()
         self.isolation = ""  # what confines each sandbox here, once the zygote has said
-        self.ready_at: float | None = None  # when the first worker was ready (time.monotonic)
+        self.ready_at: float | None = None  # when the first submission went to a worker (time.monotonic)
         self._zygote = None
         self._context = None
         self._started = time.monotonic()
+        self._warming: list[Future] = []  # workers started before the zygote was ready (`warm`)
 
     def start(self) -> None:
         """Start the zygote and the workers' parent: both import what they need while the caller goes
@@ -139,6 +141,36 @@ class LocalPool:
             self._started = time.monotonic()
             self._zygote = start_zygote(self.settings)
             self._context = forkserver()
+
+    def warm(self, submissions: int) -> None:
+        """Start the workers that grading `submissions` will use now, while the zygote still imports and
+        probes: each forks and collects the graders meanwhile (a tenth of a second or two). None is sent a
+        submission before `ready`."""
+        self.start()
+        count = min(self.workers, submissions) - len(self._warming)
+        starting = ThreadPoolExecutor(max(1, count), thread_name_prefix="worker-start")
+        self._warming += [starting.submit(self._new_worker) for _ in range(count)]
+        starting.shutdown(wait=False)
+
+    def _new_worker(self) -> WorkerProcess:
+        """A worker that said it can grade. Raises WorkerError (fatal: then none can) or, when the workers'
+        parent is gone, OSError, RuntimeError or EOFError."""
+        worker = WorkerProcess.local(self.settings, self._zygote, self._context)
+        try:
+            self.weaknesses.update(worker.ready())
+        except WorkerError as exc:
+            worker.close()
+            exc.fatal = True  # a worker that cannot start: none will
+            raise
+        return worker
+
+    def _started_worker(self) -> WorkerProcess:
+        """A warmed worker if one is left, else a new one (see `_new_worker`)."""
+        try:
+            starting = self._warming.pop()
+        except IndexError:
+            return self._new_worker()
+        return starting.result()
 
     def ready(self) -> str:
         """What confines each sandbox here, once the probe found that they hold; raises WorkerError
@@ -189,19 +221,16 @@ class LocalPool:
                     for attempt in (1, 2):
                         if worker is None:
                             try:
-                                worker = WorkerProcess.local(self.settings, self._zygote, self._context)
+                                worker = self._started_worker()
+                            except WorkerError as exc:
+                                done.put(exc)
+                                return
                             except (OSError, RuntimeError, EOFError) as exc:  # the workers' parent is gone (killed)
                                 done.put(GradedSubmission(submission.id, problems=list(submission.problems),
                                                           error=f"no grading worker could be started ({exc})"))
                                 break
-                            try:
-                                self.weaknesses.update(worker.ready())
-                                if self.ready_at is None:
-                                    self.ready_at = time.monotonic()
-                            except WorkerError as exc:
-                                exc.fatal = True  # a worker that cannot start: none will
-                                done.put(exc)
-                                return
+                        if self.ready_at is None:
+                            self.ready_at = time.monotonic()
                         try:
                             done.put(GradedSubmission.from_json(worker.grade(submission.to_json(), parts)))
                             break
@@ -225,6 +254,11 @@ class LocalPool:
                 worker.close()
 
     def close(self) -> None:
+        while self._warming:  # started, never given a submission (fewer to grade, or grading refused)
+            try:
+                self._warming.pop().result().close()
+            except Exception:  # noqa: BLE001 - one that could not start has nothing to close
+                pass
         if self._zygote is not None:
             self._zygote.close()
             self._zygote = None
@@ -264,6 +298,7 @@ def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = T
     pool = pool or LocalPool(run.settings, run.workers)
     try:
         if found.todo:
+            pool.warm(len(found.todo))
             isolation = pool.ready()
             if progress:
                 print(f"isolation: {isolation}", file=sys.stderr, flush=True)
@@ -291,8 +326,6 @@ def _compared_meanwhile(cells: dict[str, dict], threshold: float | None) -> Call
     after the grading, copydetect's import and comparisons (about a second) would lengthen every run."""
     if threshold is None:
         return lambda: None
-    from concurrent.futures import ThreadPoolExecutor
-
     from ..reports import find_similar_or_why
 
     comparing = ThreadPoolExecutor(1, thread_name_prefix="similarity")

@@ -175,8 +175,9 @@ class Zygote(ZygoteClient):
         return [str(found) for found in reply["value"]]
 
     def attach(self) -> socket.socket:
-        """A line to this zygote for another process (a grading worker): wrap it in a ZygoteClient."""
-        self.wait_ready()
+        """A line to this zygote for another process (a grading worker): wrap it in a ZygoteClient. It may be
+        had before `wait_ready`: the zygote reads it only once it serves, and the owner sends that process
+        no submission before its probe found that sandboxes hold."""
         ours, theirs = socket.socketpair()
         try:
             socket.send_fds(self.sock, [ATTACH], [theirs.fileno()])
