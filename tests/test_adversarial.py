@@ -1015,9 +1015,17 @@ def sandbox_facts(grader) -> dict:
     return grader.engine({"op": "sandbox", "count": 25, "code": FACTS})
 
 
-def test_spawning_a_sandbox_stays_cheap(sandbox_facts):
+# A fresh sandbox is a fork of the zygote: some 30 ms of a core, about 0.1 s beside the whole suite; one that
+# imported torch again would take over a second. The bound leaves room for a busy machine, and is per core:
+# under Gradescope's half a CPU the same work takes twice as long (a median of 0.1005 s was seen there).
+SPAWN_SECONDS_PER_CORE = 0.25
+
+
+def test_spawning_a_sandbox_stays_cheap(sandbox_facts, grader):
     times = sandbox_facts["times"]
-    assert statistics.median(times[1:]) < 0.1, times
+    setup = HOST_SETUPS[grader.host]
+    cores = min(1.0, (setup[1] if setup else {}).get("cpu", 1.0))
+    assert statistics.median(times[1:]) < SPAWN_SECONDS_PER_CORE / cores, times
 
 
 def test_a_sandbox_has_no_capabilities_and_no_network(sandbox_facts, grader):
