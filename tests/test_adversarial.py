@@ -1015,9 +1015,9 @@ def sandbox_facts(grader) -> dict:
     return grader.engine({"op": "sandbox", "count": 25, "code": FACTS})
 
 
-# A fresh sandbox is a fork of the zygote: some 30 ms of a core, about 0.1 s beside the whole suite; one that
-# imported torch again would take over a second. The bound leaves room for a busy machine, and is per core:
-# under Gradescope's half a CPU the same work takes twice as long (a median of 0.1005 s was seen there).
+# A fresh sandbox is a fork of the zygote: under Gradescope's half a CPU, beside the whole suite, each took
+# 0.03 to 0.17 s (median 0.1005 s); one that imported torch again would take over a second. The bound leaves
+# room for a busy machine, and is per core of the host: on half a CPU the same work takes twice as long.
 SPAWN_SECONDS_PER_CORE = 0.25
 
 
