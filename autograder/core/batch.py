@@ -302,8 +302,6 @@ def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = T
             isolation = pool.ready()
             if progress:
                 print(f"isolation: {isolation}", file=sys.stderr, flush=True)
-        # only now that the pool's processes are started: copydetect's import sets MPLCONFIGDIR in this
-        # process's environment, which a process started meanwhile would be copying
         similar = _compared_meanwhile(found.cells, run.similarity)
         # a bar on a terminal only: in a redirected log it would be a line per update
         with tqdm(total=len(found.todo), unit="submission",
