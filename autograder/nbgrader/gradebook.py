@@ -319,8 +319,8 @@ def _tables_checked_once() -> Iterator[None]:
 @contextmanager
 def _grades_committed_per_notebook() -> Iterator[None]:
     """nbgrader's ``SaveAutoGrades`` commits after every grade and every comment it sets: some seventy
-    synced SQLite commits per notebook, a fifth of the converter's time. For the converter's run, its
-    gradebook commits once, when the notebook's cells are done (the same records; none when it fails)."""
+    synced SQLite commits per notebook. For the converter's run, its gradebook commits once, when the
+    notebook's cells are done (the same records; none when it fails)."""
     from nbgrader.preprocessors import saveautogrades
 
     class CommittedWhenClosed(saveautogrades.Gradebook):
@@ -330,9 +330,11 @@ def _grades_committed_per_notebook() -> Iterator[None]:
 
         def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
             del self.db.commit
-            if exc_type is None:
-                self.db.commit()
-            super().__exit__(exc_type, exc_value, traceback)
+            try:
+                if exc_type is None:
+                    self.db.commit()
+            finally:
+                super().__exit__(exc_type, exc_value, traceback)
 
     saved = saveautogrades.Gradebook
     saveautogrades.Gradebook = CommittedWhenClosed
