@@ -1,7 +1,8 @@
-"""The timing part never fails a correct timer on a loaded machine: tests/corpus/base.py passes every
-timing check 30 times in a row (30 submissions, so 30 different inputs), with two busy processes
-competing for the CPU all the while. (The checks compare what the student's timer reports with what
-the grader's own clock saw, see autograder/graders/test_timing.py.)"""
+"""Checks that read the clock never fail a correct submission on a loaded machine: tests/corpus/base.py
+passes every check of the timing part, and of the tiles part (whose causal check times causal calls
+against full ones), 30 times in a row (30 submissions, so 30 different inputs), with two busy processes
+competing for the CPU all the while. (The timing checks compare what the student's timer reports with
+what the grader's own clock saw, see autograder/graders/test_timing.py.)"""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ CORPUS = Path(__file__).parent / "corpus"
 RUNS = 30
 
 
-def test_a_correct_timer_passes_30_runs_in_a_row_under_load(tmp_path):
+@pytest.mark.parametrize("part", ["timing", "tiles"])
+def test_a_correct_submission_passes_30_runs_in_a_row_under_load(tmp_path, part):
     subs = tmp_path / "subs"
     subs.mkdir()
     for i in range(RUNS):
@@ -26,7 +28,7 @@ def test_a_correct_timer_passes_30_runs_in_a_row_under_load(tmp_path):
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
         run = subprocess.run([sys.executable, "-m", "autograder", "grade", *sorted(map(str, subs.iterdir())),
-                              "--out", str(tmp_path / "out"), "--parts", "timing", "--secret", "stability", "--quiet"],
+                              "--out", str(tmp_path / "out"), "--parts", part, "--secret", "stability", "--quiet"],
                              capture_output=True, text=True, timeout=900)
     finally:
         for process in busy:
