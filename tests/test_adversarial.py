@@ -760,7 +760,8 @@ def test_every_case_is_graded_quickly_enough(runs):
     (nor two, with a reload under a limit of its own)."""
     assert runs["seconds"]["main"] < 300
     assert runs["seconds"]["later"] < 150
-    seconds = {r["id"]: r["seconds"] for r in runs["engine"]["results"]}
+    # less what a busy machine's CPU added to the cases' time limits (isolation.deadline), as the grader counted it
+    seconds = {r["id"]: r["seconds"] - r.get("busy", 0.0) for r in runs["engine"]["results"]}
     assert seconds["huge_expanded_tensor_timed"] < 20, "an expand() was materialised"
     for name in ("infinite_loop_at_import", "infinite_loop_in_function", "sigterm_ignored_loop", "trickle_reply"):
         assert seconds[name] < 40, f"{name} took {seconds[name]:.0f} s: a timeout was not enforced"

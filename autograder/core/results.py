@@ -104,6 +104,7 @@ class GradedSubmission:
     notes: list[str] = field(default_factory=list)  # what the status should say that is no problem (a file's name)
     # what it tried that an honest submission never does (for the instructor: never in results.json, never a score)
     tampering: Tampering = field(default_factory=Tampering)
+    busy_seconds: float = 0.0  # how much later than their limits its calls were stopped, for a busy machine's CPU
 
     @property
     def status(self) -> Status:
@@ -157,7 +158,8 @@ class GradedSubmission:
     def from_json(cls, data: dict[str, Any]) -> "GradedSubmission":
         return cls(str(data["id"]), [CheckResult(**c) for c in data.get("checks", [])], list(data.get("problems", [])),
                    str(data.get("error", "")), float(data.get("seconds", 0.0)), dict(data.get("part_seconds", {})),
-                   list(data.get("notes", [])), Tampering.from_json(data.get("tampering")))
+                   list(data.get("notes", [])), Tampering.from_json(data.get("tampering")),
+                   float(data.get("busy_seconds", 0.0)))
 
     def to_gradescope(self, visibility: "Visibility | None" = None) -> dict[str, Any]:
         """Gradescope's results.json: one test per check, each shown as `visibility` says; a summary (the
@@ -173,6 +175,7 @@ class GradedSubmission:
                 "tests": [c.to_gradescope(visibility.of(c)) for c in self.checks],
                 "extra_data": {"submission": self.id, "problems": self.problems, "notes": self.notes, "error": self.error,
                                "seconds": round(self.seconds, 3), "part_seconds": self.part_seconds,
+                               "busy_seconds": round(self.busy_seconds, 3),
                                "internal_errors": [i for i, c in enumerate(self.checks) if c.internal_error]}}
 
     @classmethod
@@ -182,4 +185,5 @@ class GradedSubmission:
         for i in extra.get("internal_errors", []):
             checks[i].internal_error = True
         return cls(str(extra.get("submission", "")), checks, list(extra.get("problems", [])), str(extra.get("error", "")),
-                   float(extra.get("seconds", 0.0)), dict(extra.get("part_seconds", {})), list(extra.get("notes", [])))
+                   float(extra.get("seconds", 0.0)), dict(extra.get("part_seconds", {})), list(extra.get("notes", [])),
+                   busy_seconds=float(extra.get("busy_seconds", 0.0)))

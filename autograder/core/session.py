@@ -77,8 +77,8 @@ def configure_grading_process() -> None:
 @dataclass(frozen=True)
 class Backend:
     """Where a submission's code runs and what computes the names the grader serves it (`reference`).
-    `new_submission()` gives what a submission's parts share (its code, loaded once), ended after its
-    last part; `open_channel(shared)` a fresh channel for one part, and its closer."""
+    `new_submission()` gives what a submission's parts share (its code, loaded once; its `busy_seconds`),
+    ended after its last part; `open_channel(shared)` a fresh channel for one part, and its closer."""
 
     new_submission: Callable[[], Any]
     open_channel: Callable[[Any], tuple[Channel, Callable[[], None]]]
@@ -99,6 +99,8 @@ def sandbox_backend(zygote: "ZygoteClient") -> Backend:
 
 
 class _Nothing:
+    busy_seconds = 0.0
+
     def close(self) -> None:
         pass
 
@@ -180,7 +182,8 @@ class _Driver:
         graded = GradedSubmission(submission.id, list(current.results.values()), list(submission.problems),
                                   seconds=time.monotonic() - start,
                                   part_seconds={p: round(s, 4) for p, s in part_seconds.items()},
-                                  notes=list(submission.notes), tampering=_tampering(submission, students))
+                                  notes=list(submission.notes), tampering=_tampering(submission, students),
+                                  busy_seconds=round(shared.busy_seconds, 3))
         if not graded.checks:
             graded.error = f"no checks ran for the parts {', '.join(job.parts)}"
         return graded

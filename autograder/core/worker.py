@@ -15,6 +15,7 @@ secret: it is started with an environment that lacks it and is told only what sa
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -29,6 +30,7 @@ from ..isolation import frames
 from ..isolation.limits import BUDGET_SECONDS, Limits
 
 SECRET_VARIABLE = "AUTOGRADER_SECRET"
+FDS_PER_MESSAGE = 250  # descriptors sent at once (Linux takes at most 253 in one message)
 # What the process that forks local workers imports once for all of them (the grader modules too:
 # pytest then finds them imported and collects them at once).
 PRELOAD = ["torch", "pytest", "attention_ref", "autograder.core.session", "autograder.core.checks",
@@ -45,7 +47,7 @@ class WorkerSettings:
     secrets: tuple[str, ...] = ()  # paths no sandbox may see (reports, submissions, the course)
     allow_weak: bool = False
     sandbox: dict[str, Any] = field(default_factory=dict)  # other Limits fields, e.g. memory_bytes
-    cpu_slots: tuple[int, ...] = ()  # descriptors of the run's CPU slots (core.slots), inherited
+    cpu_slots: tuple[int, ...] = ()  # descriptors of the run's CPU slots (core.slots): a worker is sent its own
 
     def limits(self) -> Limits:
         return Limits(call_seconds=self.call_seconds, **self.sandbox)
@@ -132,6 +134,8 @@ class WorkerProcess:
     def __init__(self, settings: WorkerSettings, sock: socket.socket, process: Any):
         self.sock, self._process = sock, process
         _send(self.sock, {"settings": asdict(settings)})
+        for start in range(0, len(settings.cpu_slots), FDS_PER_MESSAGE):
+            socket.send_fds(self.sock, [b"S"], list(settings.cpu_slots[start:start + FDS_PER_MESSAGE]))
 
     @classmethod
     def local(cls, settings: WorkerSettings, zygote: Any, context: Any) -> "WorkerProcess":
@@ -151,7 +155,7 @@ class WorkerProcess:
         env = {k: v for k, v in os.environ.items() if k != SECRET_VARIABLE}
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         process = subprocess.Popen([sys.executable, "-m", "autograder.core.worker", str(theirs.fileno())],
-                                   pass_fds=[theirs.fileno(), *settings.cpu_slots], stdin=subprocess.DEVNULL,
+                                   pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, env=env)
         theirs.close()
         return cls(settings, ours, process)
@@ -224,10 +228,19 @@ def _receive(sock: socket.socket) -> dict | None:
 
 
 def _settings(sock: socket.socket) -> WorkerSettings:
+    """The run's settings, with this process's own descriptors of the CPU slots: they are sent, not
+    inherited, since a worker forks from the forkserver, which has none of the run's descriptors."""
     message = _receive(sock)
     if message is None:
         raise SystemExit(0)  # the run went away before it said anything
-    return WorkerSettings(**message["settings"])
+    settings = WorkerSettings(**message["settings"])
+    slots: list[int] = []
+    while len(slots) < len(settings.cpu_slots):
+        data, fds, _, _ = socket.recv_fds(sock, 1, FDS_PER_MESSAGE)
+        if not data:
+            raise SystemExit(0)
+        slots.extend(fds)
+    return dataclasses.replace(settings, cpu_slots=tuple(slots))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Iterable
 
 from . import frames, protocol
+from .deadline import Deadline
 from .limits import Limits
 from .protocol import ATTACH, SPAWN, CallbackHandler, SandboxBreach
 
@@ -50,6 +51,16 @@ class _Process:
 
     pid: int
     pidfd: int | None
+
+    def host_pid(self) -> int | None:
+        """Its pid in the grader's PID namespace (the kernel's word, from the pidfd), None if unknown."""
+        if self.pid > 0:
+            return self.pid
+        try:
+            with open(f"/proc/self/fdinfo/{self.pidfd}") as info:
+                return next(int(line.split()[1]) for line in info if line.startswith("Pid:")) or None
+        except (OSError, ValueError, IndexError, StopIteration, TypeError):
+            return None
 
     def kill(self) -> None:
         if self.pidfd is not None:
@@ -219,11 +230,11 @@ class _Lost(Exception):
         return _error(self.kind, self.message, self.detail)
 
 
-def _exchange(sock: socket.socket, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
-    """Send `request`, serve its callbacks, return the reply's bytes within `seconds`; raises _Lost."""
+def _exchange(sock: socket.socket, request: bytes, deadline: Deadline, on_callback: CallbackHandler) -> bytes:
+    """Send `request`, serve its callbacks, return the reply's bytes by `deadline`; raises _Lost."""
     from . import wire
 
-    deadline = time.monotonic() + seconds
+    seconds = deadline.seconds
     try:
         frames.send_frame(sock, request)
         while True:
@@ -244,7 +255,9 @@ def _exchange(sock: socket.socket, request: bytes, seconds: float, on_callback: 
                 raise _Lost(protocol.PROTOCOL, _FORGED + " (a malformed callback).")
             frames.send_frame(sock, wire.encode(on_callback(message)))  # a reply: it never raises
     except (socket.timeout, TimeoutError):
-        raise _Lost(protocol.TIMEOUT, f"The call did not finish within {seconds:.3g} s (an infinite loop?); "
+        waited = deadline.waited()
+        busy = f", and waited {waited:.2g} s more for a busy machine's CPU" if waited >= 0.05 else ""
+        raise _Lost(protocol.TIMEOUT, f"The call did not finish within {seconds:.3g} s{busy} (an infinite loop?); "
                                       "it was stopped.") from None
     except (OSError, wire.WireError, frames.FrameError) as exc:
         raise _Lost(protocol.CRASH, f"The submission's process broke the connection ({exc}).") from None
@@ -261,6 +274,7 @@ class LoadedSandbox:
         self.process: _Process | None = None
         self.reply: bytes | None = None  # the load's reply: every part is given the same
         self.load_seconds = 0.0
+        self.busy_seconds = 0.0  # how much later than their limits its loads ended, for a busy machine (Deadline)
         self.forkable = False
 
     def load(self, seconds: float, on_callback: CallbackHandler) -> bytes:
@@ -279,7 +293,11 @@ class LoadedSandbox:
         from . import wire
 
         self.sock, self.process = self.zygote.spawn()
-        reply = _exchange(self.sock, self.load_request, seconds, on_callback)
+        deadline = Deadline(seconds, self.process.host_pid())
+        try:
+            reply = _exchange(self.sock, self.load_request, deadline, on_callback)
+        finally:
+            self.busy_seconds += deadline.overrun()
         decoded = wire.decode(reply)
         self.forkable = type(decoded) is dict and decoded.get("forkable") is True
         return reply
@@ -290,13 +308,16 @@ class LoadedSandbox:
             raise _Lost(protocol.CRASH, "The submission was not loaded.")
         if not self.forkable:  # its own sandbox, loaded afresh
             sock, process = self.zygote.spawn()
+            deadline = Deadline(self._reload_limit(seconds), process.host_pid())
             try:
-                _exchange(sock, self.load_request, self._reload_limit(seconds), on_callback)
+                _exchange(sock, self.load_request, deadline, on_callback)
             except _Lost:
                 sock.close()
                 process.kill()
                 raise
-            return sock, _Part(process=process)
+            finally:
+                self.busy_seconds += deadline.overrun()
+            return sock, _Part(process=process, host_pid=deadline.pid)
         for attempt in (1, 2):
             if self.sock is None:  # the loaded sandbox was lost: load the code again, within a short limit
                 try:
@@ -321,7 +342,7 @@ class LoadedSandbox:
         try:
             frames.send_frame(self.sock, wire.encode({"op": protocol.FORK}))
             socket.send_fds(self.sock, [inside_marker()], [theirs.fileno()])
-            reply = wire.decode(_exchange_reply(self.sock, CONTROL_SECONDS))
+            reply = wire.decode(_exchange_reply(self.sock, CONTROL_SECONDS, self._host_pid()))
         except (OSError, wire.WireError, frames.FrameError, TimeoutError, _Lost):
             ours.close()
             raise _Lost(protocol.CRASH, "The submission's loaded process did not fork a part.") from None
@@ -330,20 +351,26 @@ class LoadedSandbox:
         if type(reply) is not dict or reply.get("ok") is not True or type(reply.get("value")) is not int:
             ours.close()
             raise _Lost(protocol.CRASH, "The submission's loaded process did not fork a part.")
-        return ours, _Part(loaded=self, pid=reply["value"])
+        return ours, _Part(loaded=self, pid=reply["value"], host_pid=_child_pid(self._host_pid(), reply["value"]),
+                           forked_by=self.process)
 
-    def kill(self, pid: int, crashed: bool = False) -> str:
+    def _host_pid(self) -> int | None:
+        return self.process.host_pid() if self.process is not None else None
+
+    def kill(self, pid: int, forked_by: _Process | None, crashed: bool = False) -> str:
         """End a part's process and say how it ended ("exit status 1", "signal 11 (SIGSEGV)": the loaded
         sandbox's word, which labels only its own crash); one that will not answer promptly is killed whole.
-        A part whose line `crashed` (closed) is given a moment to end by itself, so its exit is what is told."""
+        A part whose line `crashed` (closed) is given a moment to end by itself, so its exit is what is told.
+        A part forked by an earlier sandbox (since lost) died with it: its pid, in the sandbox loaded since,
+        may be another part's."""
         from . import wire
 
-        if self.sock is None:
+        if self.sock is None or forked_by is not self.process:
             return ""
         try:
             frames.send_frame(self.sock, wire.encode({"op": protocol.KILL, "target": pid,
                                                       "grace": CRASH_GRACE_SECONDS if crashed else 0}))
-            reply = wire.decode(_exchange_reply(self.sock, CONTROL_SECONDS))
+            reply = wire.decode(_exchange_reply(self.sock, CONTROL_SECONDS, self._host_pid()))
             if type(reply) is dict and reply.get("ok") is True and type(reply.get("value")) is str:
                 return reply["value"][:40]
         except (OSError, wire.WireError, frames.FrameError, TimeoutError, _Lost):
@@ -364,9 +391,9 @@ class LoadedSandbox:
             process.kill()
 
 
-def _exchange_reply(sock: socket.socket, seconds: float) -> bytes:
-    """The next reply frame from a loaded sandbox (its control requests make no callbacks)."""
-    frame = frames.recv_frame(sock, SANDBOX_FRAME_BYTES, deadline=time.monotonic() + seconds)
+def _exchange_reply(sock: socket.socket, seconds: float, pid: int | None) -> bytes:
+    """The next reply frame from a loaded sandbox, process `pid` (its control requests make no callbacks)."""
+    frame = frames.recv_frame(sock, SANDBOX_FRAME_BYTES, deadline=Deadline(seconds, pid))
     if frame is None or frame[:1] != FROM_SANDBOX_REPLY:
         raise _Lost(protocol.CRASH, "the loaded process did not answer")
     return frame[1:]
@@ -378,13 +405,38 @@ def inside_marker() -> bytes:
     return FORK_MARKER
 
 
+def _child_pid(parent: int | None, inner: int) -> int | None:
+    """The pid here of the child of `parent` whose pid in the sandbox's namespace is `inner`, None if there
+    is none. The kernel says which children it has and their pids; the sandbox only says `inner`, so at
+    worst it names another child of its own."""
+    if parent is None:
+        return None
+    try:
+        with open(f"/proc/{parent}/task/{parent}/children") as listing:
+            children = listing.read().split()
+    except OSError:
+        return None
+    for child in children:
+        try:
+            with open(f"/proc/{child}/status") as status:
+                nspids = next(line.split()[1:] for line in status if line.startswith("NSpid:"))
+        except (OSError, StopIteration):
+            continue
+        if nspids and nspids[-1] == str(inner):
+            return int(child)
+    return None
+
+
 @dataclass
 class _Part:
-    """A part's process: a child of the loaded sandbox, or a sandbox of its own."""
+    """A part's process: a child of the loaded sandbox, or a sandbox of its own; `host_pid` is its pid in
+    the grader's namespace, for its deadlines (None if unknown)."""
 
     loaded: LoadedSandbox | None = None
-    pid: int = 0
+    pid: int = 0  # in the namespace of the loaded sandbox that forked it, `forked_by`
     process: _Process | None = None
+    host_pid: int | None = None
+    forked_by: _Process | None = None
 
     def end(self, kill: bool, crashed: bool = False) -> str:
         """Ended: killed (it overran or broke; returns how it had ended, where known), or left to exit by
@@ -392,7 +444,7 @@ class _Part:
         if self.process is not None:
             self.process.kill()
         elif self.loaded is not None and kill:
-            return self.loaded.kill(self.pid, crashed)
+            return self.loaded.kill(self.pid, self.forked_by, crashed)
         return ""
 
 
@@ -403,6 +455,12 @@ class Loads:
     def __init__(self, zygote: ZygoteClient):
         self.zygote = zygote
         self._loaded: dict[bytes, LoadedSandbox] = {}
+        self.parts_busy_seconds = 0.0  # what its parts' channels add (SandboxChannel)
+
+    @property
+    def busy_seconds(self) -> float:
+        """How much later than their limits the submission's requests ended, for a busy machine (Deadline)."""
+        return self.parts_busy_seconds + sum(loaded.busy_seconds for loaded in self._loaded.values())
 
     def get(self, load_request: bytes) -> LoadedSandbox:
         if load_request not in self._loaded:
@@ -446,7 +504,7 @@ class SandboxChannel:
                 if op == protocol.SERVE:
                     return reply
             assert self.sock is not None
-            return _exchange(self.sock, request, seconds, on_callback)
+            return self._exchange(self.sock, request, seconds, on_callback)
         except _Lost as lost:
             how = self.close(kill=True, crashed=lost.kind == protocol.CRASH)
             if lost.kind == protocol.CRASH and how and how not in ("stopped", "ended"):
@@ -458,7 +516,15 @@ class SandboxChannel:
         if self.loaded is None or self.serve_request is None:
             raise _Lost(protocol.CRASH, "The submission was not loaded.")
         self.sock, self.part = self.loaded.fork(seconds, on_callback)
-        return _exchange(self.sock, self.serve_request, min(seconds, RELOAD_FLOOR_SECONDS), on_callback)
+        return self._exchange(self.sock, self.serve_request, min(seconds, RELOAD_FLOOR_SECONDS), on_callback)
+
+    def _exchange(self, sock: socket.socket, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
+        """`_exchange` with this part's process, counting what a busy machine added to its deadline."""
+        deadline = Deadline(seconds, self.part.host_pid if self.part is not None else None)
+        try:
+            return _exchange(sock, request, deadline, on_callback)
+        finally:
+            self.loads.parts_busy_seconds += deadline.overrun()
 
     def _in_a_process_of_its_own(self, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
         """`request` in a process forked for it alone, ended afterwards; this part's stays as it is."""
@@ -467,7 +533,7 @@ class SandboxChannel:
         try:
             other._open(seconds, on_callback)
             assert other.sock is not None
-            return _exchange(other.sock, request, seconds, on_callback)
+            return other._exchange(other.sock, request, seconds, on_callback)
         finally:
             other.close(kill=True)
 

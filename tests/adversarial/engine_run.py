@@ -6,7 +6,8 @@ interpreter's installed copy. Jobs, by "op":
 
 - "grade" {"paths", "parts", "secret", "limits": {Limits field: value}}: grades the submissions one
   after another through the engine with short limits; for each, in order, its id, the seconds it
-  took and its checks in the Gradescope shape (plus "internal" for a grader error). One zygote
+  took, what a busy machine added to its limits ("busy") and its checks in the Gradescope shape (plus
+  "internal" for a grader error). One zygote
   serves them all, as in a grading worker, so a crash that leaked into the next submission would show.
 - "weaknesses" {}: what this machine's sandbox cannot do (none, as root or with user namespaces).
 - "sandbox" {"count", "code"}: the seconds each of `count` fresh sandboxes took to spawn and load
@@ -58,7 +59,8 @@ def grade_job(job: dict) -> dict:
                 start = time.perf_counter()
                 graded = grade_one(Job(read_submission(path), job["secret"], tuple(job["parts"])), sandbox_backend(zygote),
                                    TimeLimits(limits.call_seconds, job.get("budget_seconds", 600.0)))
-                results.append({"id": graded.id, "seconds": time.perf_counter() - start, "problems": graded.problems,
+                results.append({"id": graded.id, "seconds": time.perf_counter() - start, "busy": graded.busy_seconds,
+                                "problems": graded.problems,
                                 "tests": [{**c.to_gradescope(), "internal": c.internal_error} for c in graded.checks]})
         finally:
             zygote.close()

@@ -135,7 +135,10 @@ def read(out: Path) -> dict[str, dict]:
     results = {sid: json.loads((out / sid / "results.json").read_text()) for sid in rows
                if (out / sid / "results.json").exists()}
     return {sid: {"row": row, "tests": results[sid]["tests"] if sid in results else [],
-                  "seconds": results[sid]["extra_data"]["seconds"] if sid in results else None}  # its own, by the grader
+                  "seconds": results[sid]["extra_data"]["seconds"] if sid in results else None,  # its own, by the grader
+                  # less what a busy machine's CPU added to its time limits (isolation.deadline)
+                  "own_seconds": (results[sid]["extra_data"]["seconds"] - results[sid]["extra_data"]["busy_seconds"]
+                                  if sid in results else None)}
             for sid, row in rows.items()}
 
 

@@ -1,0 +1,53 @@
+"""Deadlines that do not charge a submission for a busy machine.
+
+A call's time limit is wall-clock time, but on a machine with more runnable processes than cores a
+process also waits for a CPU, and that wait is not its own doing. The kernel counts it for every
+process (the run-queue delay, the second field of /proc/PID/schedstat), so a `Deadline` moves later
+by what the answering process has waited there since the request was sent. A process that sleeps or
+loops on an idle machine gets no more than its limit; one kept off the CPU gets at most `STRETCH`
+times its limit in all. The figure comes from the kernel, never from the sandbox.
+
+Sandboxes run torch on one thread, so the waiting of their main thread is the waiting of the call.
+Where the kernel keeps no such count (or the process cannot be found), a deadline is a plain one.
+"""
+
+from __future__ import annotations
+
+import time
+
+STRETCH = 3.0  # the most a deadline may move: to this many times its limit after the request
+
+
+def run_delay(pid: int) -> float | None:
+    """Seconds the main thread of `pid` (in this process's PID namespace) has waited, runnable, for a CPU;
+    None when it is gone or the kernel does not say."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as stats:
+            return int(stats.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class Deadline:
+    """When the reply to a request made now is due: `seconds` from now, plus the time process `pid` has
+    waited for a CPU since (none when `pid` is None), up to `STRETCH` times `seconds`. Called, it says
+    when that is now (time.monotonic()), as `frames.recv_frame` asks it."""
+
+    def __init__(self, seconds: float, pid: int | None = None):
+        self.seconds, self.pid = seconds, pid
+        self.start = time.monotonic()
+        self._waited_before = run_delay(pid) if pid else None
+
+    def waited(self) -> float:
+        """Seconds the process has waited for a CPU since the request (0 where that is not known)."""
+        if self._waited_before is None or self.pid is None:
+            return 0.0
+        now = run_delay(self.pid)
+        return 0.0 if now is None else max(0.0, now - self._waited_before)
+
+    def __call__(self) -> float:
+        return self.start + min(self.seconds + self.waited(), STRETCH * self.seconds)
+
+    def overrun(self) -> float:
+        """Seconds past its limit that the request has lasted so far, which only a wait for the CPU allows."""
+        return max(0.0, min(time.monotonic(), self()) - self.start - self.seconds)

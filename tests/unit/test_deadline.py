@@ -1,0 +1,70 @@
+"""A deadline gives back the time a process waited for a busy machine's CPU, and nothing else."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from autograder.isolation import deadline
+from autograder.isolation.deadline import STRETCH, Deadline
+
+BUSY = "while True: pass"
+ONE_CPU = min(os.sched_getaffinity(0))
+
+
+def _pinned(code: str) -> subprocess.Popen:
+    """A Python process on one CPU only, so that a few of them must take turns on it."""
+    return subprocess.Popen([sys.executable, "-c", f"import os\nos.sched_setaffinity(0, {{{ONE_CPU}}})\n{code}"])
+
+
+@pytest.fixture
+def processes():
+    started: list[subprocess.Popen] = []
+    yield started
+    for process in started:
+        process.kill()
+        process.wait()
+
+
+def test_without_a_process_a_deadline_is_a_plain_one():
+    due = Deadline(2.0)
+    assert due() == due.start + 2.0 and due.waited() == 0.0 and due.overrun() == 0.0
+
+
+def test_a_process_kept_off_the_cpu_gets_its_wait_back(processes):
+    processes += [_pinned(BUSY) for _ in range(3)]  # three on one CPU: each waits two thirds of the time
+    due = Deadline(1.0, processes[0].pid)
+    while due.waited() < 0.25 and time.monotonic() < due.start + 30:
+        time.sleep(0.01)
+    assert due.waited() >= 0.25 and due() >= due.start + 1.25
+
+
+def test_a_sleeping_process_gets_nothing_back(processes):
+    read, write = os.pipe()
+    processes.append(subprocess.Popen([sys.executable, "-c", f"import os, time\nos.write({write}, b'.')\ntime.sleep(60)"],
+                                      pass_fds=[write]))
+    os.close(write)
+    assert os.read(read, 1) == b"."  # it is about to sleep
+    os.close(read)
+    due = Deadline(1.0, processes[0].pid)
+    time.sleep(0.5)  # the time in which it could have waited for a CPU, had it wanted one
+    assert due.waited() < 0.02 and due() < due.start + 1.02
+
+
+def test_no_wait_moves_a_deadline_past_its_stretch(monkeypatch):
+    waited = iter([0.0, 1000.0])
+    monkeypatch.setattr(deadline, "run_delay", lambda pid: next(waited))
+    due = Deadline(2.0, 12345)
+    assert due() == due.start + STRETCH * 2.0
+
+
+def test_a_process_that_is_gone_gets_nothing_back(processes):
+    processes.append(_pinned(BUSY))
+    due = Deadline(1.0, processes[0].pid)
+    processes[0].kill()
+    processes[0].wait()
+    assert due.waited() == 0.0 and due() == due.start + 1.0
