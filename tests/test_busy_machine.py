@@ -1,7 +1,8 @@
 """On a machine with more work than cores, a call's time limit does not count the time its process
 waited for a CPU (isolation.deadline): a correct call that needs 0.15 s of CPU finishes under a 1 s limit
 while it gets an eighth of a CPU, and a call that sleeps or loops is still stopped, the loop after at
-most three limits.
+most three limits; code that loops as it loads is stopped the same way. What was added is told after
+the submission is done.
 
 The grader, its sandboxes and seven busy loops share one CPU, in a process of their own. Many loops and
 a short computation leave room for the rest of a busy test run on that CPU: the call fits in the
@@ -50,18 +51,21 @@ try:
     zygote = Zygote(Limits(call_seconds={LIMIT}), [], public_files(), setup_imports())
     zygote.wait_ready()
     loops += [subprocess.Popen([sys.executable, "-c", "import os\\nos.setsid()\\nwhile True: pass"]) for _ in range(7)]
-    for name, args in [("spend", (0.15,)), ("nap", (1.5,)), ("loop", ())]:
+    for name, args in [("spend", (0.15,)), ("nap", (1.5,)), ("loop", ()), ("import", ())]:
         loads = Loads(zygote)
         student = Student(SandboxChannel(loads), Clock(call_seconds={LIMIT}, budget_seconds=100))
-        student.load([("cell", CODE)])
         start = time.monotonic()
-        try:
-            student.call(name, *args)
-            error = ""
-        except StudentError as exc:
-            error = exc.kind + ": " + exc.message
-        found[name] = {{"seconds": time.monotonic() - start, "error": error, "busy": loads.busy_seconds}}
+        student.load([("cell", "while True: pass" if name == "import" else CODE)])
+        error = student.clock.load_failure["kind"] if student.clock.load_failure else ""
+        if name != "import":
+            start = time.monotonic()
+            try:
+                student.call(name, *args)
+            except StudentError as exc:
+                error = exc.kind + ": " + exc.message
+        found[name] = {{"seconds": time.monotonic() - start, "error": error}}
         loads.close()
+        found[name]["busy"] = loads.busy_seconds
     zygote.close()
 finally:
     for process in loops:
@@ -93,3 +97,9 @@ def test_a_looping_call_is_stopped_within_the_stretch_and_the_result_says_what_w
     assert loop["error"].startswith("timeout") and "waited" in loop["error"], loop
     assert loop["seconds"] < STRETCH * LIMIT + 1, loop
     assert loop["busy"] > 0.5 and loop["busy"] <= (STRETCH - 1) * LIMIT + 0.01, loop
+
+
+def test_code_that_loops_as_it_loads_is_stopped_within_the_stretch(calls):
+    loaded = calls["import"]
+    assert loaded["error"] == "timeout", loaded
+    assert loaded["seconds"] < STRETCH * LIMIT + 1 and 0.5 < loaded["busy"] <= (STRETCH - 1) * LIMIT + 0.01, loaded

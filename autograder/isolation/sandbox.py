@@ -456,11 +456,12 @@ class Loads:
         self.zygote = zygote
         self._loaded: dict[bytes, LoadedSandbox] = {}
         self.parts_busy_seconds = 0.0  # what its parts' channels add (SandboxChannel)
+        self._closed_busy_seconds = 0.0  # what its loads added, once they are closed
 
     @property
     def busy_seconds(self) -> float:
         """How much later than their limits the submission's requests ended, for a busy machine (Deadline)."""
-        return self.parts_busy_seconds + sum(loaded.busy_seconds for loaded in self._loaded.values())
+        return self.parts_busy_seconds + self._closed_busy_seconds + sum(l.busy_seconds for l in self._loaded.values())
 
     def get(self, load_request: bytes) -> LoadedSandbox:
         if load_request not in self._loaded:
@@ -470,6 +471,7 @@ class Loads:
     def close(self) -> None:
         for loaded in self._loaded.values():
             loaded.close()
+            self._closed_busy_seconds += loaded.busy_seconds
         self._loaded.clear()
 
 
