@@ -900,11 +900,13 @@ def test_a_reference_part_cannot_be_smuggled_between_parts(runs):
 
 def test_no_sandbox_holds_reference_code(runs, grader):
     """The other parts' names are served by the grader: a sandbox that searches itself (the frames above its
-    code, every object, linecache) finds no line of the reference, and no function whose code is not its own;
-    and no report of any run holds a line of the reference."""
+    code, every object, linecache, its modules) finds no line of the reference, no function whose code is
+    not its own, and no module of the reference, the graders or pytest (its zygote was forked from the
+    workers' parent before that imported them); and no report of any run holds a line of the reference."""
     found = _probe(_results(runs, "hunt_reference_code"))
     assert found["reference lines at load"] == 0 and found["reference lines"] == 0, found["sample"]
     assert found["functions not its own"] == [], found["functions not its own"]
+    assert found["grader modules"] == [], found["grader modules"]
     lines = set(_reference_lines(grader.install))
     for out in runs["outs"].values():
         for report in out.rglob("*"):

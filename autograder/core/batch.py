@@ -30,7 +30,8 @@ from .submission import Submission, read_submission
 from .tampering import Tampering
 from ..isolation.protocol import SandboxBreach
 from ..reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD, Similarity
-from .worker import WorkerError, WorkerProcess, WorkerSettings, forkserver, start_zygote
+from .parent import WorkersParent
+from .worker import WorkerError, WorkerProcess, WorkerSettings, start_zygote
 
 RESULTS_FILE = "results.json"
 MIN_SANDBOX_MEMORY_BYTES = 64 * 2**20  # beyond what torch maps: base.py passes every part with 32 MiB
@@ -107,9 +108,9 @@ def earlier_result(out: Path, submission: Submission, parts: tuple[str, ...], ex
 
 
 class LocalPool:
-    """Grading worker processes on this machine, forked from one that imported the graders once and
-    sharing one zygote: `jobs` of them compute at once (CPU slots), more run, so that checks waiting
-    on the clock overlap with others' computing."""
+    """Grading worker processes on this machine, forked from one that collected the graders once (the
+    workers' parent, which also forks the zygote) and sharing that zygote: `jobs` of them compute at
+    once (CPU slots), more run, so that checks waiting on the clock overlap with others' computing."""
 
     WORKERS_PER_SLOT = 3
 
@@ -130,17 +131,17 @@ class LocalPool:
         self.isolation = ""  # what confines each sandbox here, once the zygote has said
         self.ready_at: float | None = None  # when the first submission went to a worker (time.monotonic)
         self._zygote = None
-        self._context = None
+        self._parent: WorkersParent | None = None
         self._started = time.monotonic()
         self._warming: list[Future] = []  # workers started before the zygote was ready (`warm`)
 
     def start(self) -> None:
-        """Start the zygote and the workers' parent: both import what they need while the caller goes
-        on (reading the course, the submissions)."""
+        """Start the workers' parent, which forks the zygote once it has imported torch: both import what
+        they need while the caller goes on (reading the course, the submissions)."""
         if self._zygote is None:
             self._started = time.monotonic()
-            self._zygote = start_zygote(self.settings)
-            self._context = forkserver()
+            self._parent = WorkersParent()
+            self._zygote = start_zygote(self.settings, forked_by=self._parent.fork_zygote)
 
     def warm(self, submissions: int) -> None:
         """Start the workers that grading `submissions` will use now, while the zygote still imports and
@@ -155,7 +156,7 @@ class LocalPool:
     def _new_worker(self) -> WorkerProcess:
         """A worker that said it can grade. Raises WorkerError (fatal: then none can) or, when the workers'
         parent is gone, OSError, RuntimeError or EOFError."""
-        worker = WorkerProcess.local(self.settings, self._zygote, self._context)
+        worker = WorkerProcess.local(self.settings, self._zygote, self._parent)
         try:
             self.weaknesses.update(worker.ready())
         except WorkerError as exc:
@@ -262,6 +263,9 @@ class LocalPool:
         if self._zygote is not None:
             self._zygote.close()
             self._zygote = None
+        if self._parent is not None:
+            self._parent.close()
+            self._parent = None
 
 
 

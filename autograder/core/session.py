@@ -1,9 +1,11 @@
-"""One pytest session grades many submissions: the graders are collected once per process.
+"""One pytest session grades many submissions: the graders are collected once.
 
 `grade_all` runs pytest over every grader module with a loop of its own
-(`pytest_runtestloop`): for each job it runs the items of the job's parts
-through pytest's own run protocol, with the plugin pointed at that submission,
-and hands back a `GradedSubmission`. Fixtures are set up and torn down per
+(`pytest_runtestloop`, see `in_session`): for each job it runs the items of the
+job's parts through pytest's own run protocol, with the plugin pointed at that
+submission, and hands back a `GradedSubmission`. A process forked inside such a
+session (a local grading worker, see `core.parent`) grades with `grading_in`,
+without collecting again. Fixtures are set up and torn down per
 submission (the last item of a run tears everything down), so nothing carries
 over from one student to the next.
 """
@@ -113,13 +115,11 @@ def in_process_backend() -> Backend:
     return Backend(_Nothing, lambda shared: (in_process_channel(), lambda: None), InProcessReference())
 
 
-class _Driver:
-    """The session's run loop: every job through the collected items."""
+class _Collected:
+    """The graders collected once, and `body` run inside pytest's run loop on them (each part's items)."""
 
-    def __init__(self, jobs: Iterable[Job], backend: Backend, limits: TimeLimits,
-                 on_graded: Callable[[GradedSubmission], None], plugin: GradingPlugin, slots: CpuSlots | None):
-        self.jobs, self.backend, self.limits, self.on_graded, self.plugin = jobs, backend, limits, on_graded, plugin
-        self.slots = slots
+    def __init__(self, body: Callable[[dict[str, list[pytest.Item]]], None]):
+        self.body = body
         self.collection_errors: list[str] = []
         self.error: BaseException | None = None
 
@@ -130,18 +130,52 @@ class _Driver:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
-        """Grade every job; the default loop (each item once) never runs."""
+        """Run the body; the default loop (each item once) never runs."""
         if self.collection_errors:
             return True
         by_part: dict[str, list[pytest.Item]] = {}
         for item in session.items:
             by_part.setdefault(item.module.PART, []).append(item)
         try:
-            for job in self.jobs:
-                self.on_graded(self._grade(job, [i for p in job.parts for i in by_part.get(p, [])]))
+            self.body(by_part)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller once pytest is done
             self.error = exc
         return True
+
+
+def in_session(plugin: GradingPlugin, body: Callable[[dict[str, list[pytest.Item]]], None]) -> None:
+    """Collect every grader module once, with `plugin`, and run `body(items by part)` in that pytest
+    session (which grades with `Grader`). Raises what the body raised, and RuntimeError when the graders
+    cannot run."""
+    collected = _Collected(body)
+    modules = [str(assignment.GRADERS_DIR / p.grader_module) for p in assignment.PARTS]
+    args = [*modules, *PYTEST_OPTIONS, "--rootdir", str(assignment.GRADERS_DIR),
+            "-c", str(assignment.GRADERS_DIR / "pytest.ini")]
+    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugin, whatever else is installed
+    try:
+        status = pytest.main(args, plugins=[plugin, collected])
+    finally:
+        if saved is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
+    if collected.error is not None:
+        raise collected.error
+    if collected.collection_errors or status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise RuntimeError(f"the graders could not run (pytest exit {status}):\n" + "\n".join(collected.collection_errors))
+
+
+class Grader:
+    """Grades jobs through a session's collected items (`in_session`), one after another."""
+
+    def __init__(self, backend: Backend, limits: TimeLimits, plugin: GradingPlugin, slots: CpuSlots | None = None):
+        self.backend, self.limits, self.plugin, self.slots = backend, limits, plugin, slots
+
+    def grade_each(self, jobs: Iterable[Job], by_part: dict[str, list[pytest.Item]],
+                   on_graded: Callable[[GradedSubmission], None]) -> None:
+        for job in jobs:
+            on_graded(self._grade(job, [i for p in job.parts for i in by_part.get(p, [])]))
 
     def _grade(self, job: Job, items: list[pytest.Item]) -> GradedSubmission:
         if self.slots is not None:
@@ -206,24 +240,25 @@ def grade_all(jobs: Iterable[Job], backend: Backend, limits: TimeLimits,
     with each result; with `slots`, a submission is graded holding a CPU slot. Raises SandboxBreach
     when a sandbox could reach what it must not, and RuntimeError when the graders cannot run."""
     plugin = GradingPlugin()
-    driver = _Driver(jobs, backend, limits, on_graded, plugin, slots)
-    modules = [str(assignment.GRADERS_DIR / p.grader_module) for p in assignment.PARTS]
-    args = [*modules, *PYTEST_OPTIONS, "--rootdir", str(assignment.GRADERS_DIR),
-            "-c", str(assignment.GRADERS_DIR / "pytest.ini")]
-    saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugin, whatever else is installed
+    grader = Grader(backend, limits, plugin, slots)
     try:
-        status = pytest.main(args, plugins=[plugin, driver])
+        in_session(plugin, lambda by_part: grader.grade_each(jobs, by_part, on_graded))
     finally:
-        if saved is None:
-            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-        else:
-            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
-    backend.reference.close()
-    if driver.error is not None:
-        raise driver.error
-    if driver.collection_errors or status not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        raise RuntimeError(f"the graders could not run (pytest exit {status}):\n" + "\n".join(driver.collection_errors))
+        backend.reference.close()
+
+
+def grading_in(plugin: GradingPlugin, by_part: dict[str, list[pytest.Item]]) -> Callable[..., None]:
+    """`grade_all` for a process forked inside a session that has already collected the graders
+    (`in_session`, with `plugin`): the jobs go through those items."""
+
+    def grade(jobs: Iterable[Job], backend: Backend, limits: TimeLimits,
+              on_graded: Callable[[GradedSubmission], None], slots: CpuSlots | None = None) -> None:
+        try:
+            Grader(backend, limits, plugin, slots).grade_each(jobs, by_part, on_graded)
+        finally:
+            backend.reference.close()
+
+    return grade
 
 
 def grade_one(job: Job, backend: Backend, limits: TimeLimits) -> GradedSubmission:

@@ -1,7 +1,7 @@
 """A grading worker: one pytest session, grading the submissions it is sent until it is told to stop,
-with sandboxes from a zygote. The command line runs several side by side, forked from one process
-that has imported the graders once and sharing one zygote; a Dask worker runs one of its own
-(`python -m autograder.core.worker FD`), with its own zygote.
+with sandboxes from a zygote. The command line runs several side by side, forked from inside one
+session that has collected the graders once (the workers' parent, `core.parent`) and sharing one
+zygote; a Dask worker runs one of its own (`python -m autograder.core.worker FD`), with its own zygote.
 
 A run talks to a worker over a socket in frames of JSON: first the run's settings
 (`WorkerSettings`), answered by `{"ready": {"weaknesses": [...]}}`; then one
@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import multiprocessing
 import os
 import socket
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .. import assignment
 from ..isolation import frames
@@ -31,8 +30,7 @@ from ..isolation.limits import BUDGET_SECONDS, Limits
 
 SECRET_VARIABLE = "AUTOGRADER_SECRET"
 FDS_PER_MESSAGE = 250  # descriptors sent at once (Linux takes at most 253 in one message)
-# What the process that forks local workers imports once for all of them (the grader modules too:
-# pytest then finds them imported and collects them at once).
+# What the process that forks local workers imports once for all of them (core.parent).
 PRELOAD = ["torch", "pytest", "attention_ref", "autograder.core.session", "autograder.core.checks",
            *(f"autograder.graders.{p.grader_module.removesuffix('.py')}" for p in assignment.PARTS)]
 
@@ -65,18 +63,21 @@ class WorkerError(RuntimeError):
         return WorkerError, (str(self), self.fatal)  # as it crosses from a Dask worker to the client
 
 
-def start_zygote(settings: WorkerSettings):
-    """The zygote for a run's sandboxes; it starts importing at once (see `Zygote.wait_ready`)."""
+def start_zygote(settings: WorkerSettings, forked_by: Any = None):
+    """The zygote for a run's sandboxes; it starts importing at once (see `Zygote.wait_ready`), or is
+    forked by `forked_by` (`WorkersParent.fork_zygote`)."""
     from ..isolation.sandbox import Zygote
     from .submission import public_files, setup_imports
 
-    return Zygote(settings.limits(), settings.secrets, public_files(), setup_imports(), settings.allow_weak)
+    return Zygote(settings.limits(), settings.secrets, public_files(), setup_imports(), settings.allow_weak,
+                  forked_by=forked_by)
 
 
-def serve(sock: socket.socket, settings: WorkerSettings, zygote: Any) -> None:
-    """The worker's loop: jobs until the run closes the socket."""
+def serve(sock: socket.socket, settings: WorkerSettings, zygote: Any, grade_all: Callable[..., None]) -> None:
+    """The worker's loop: jobs until the run closes the socket, graded by `grade_all` (`session.grade_all`,
+    or `session.grading_in` in a session already collected)."""
     from ..isolation.protocol import SandboxBreach
-    from .session import Job, TimeLimits, configure_grading_process, grade_all, sandbox_backend
+    from .session import Job, TimeLimits, configure_grading_process, sandbox_backend
     from .slots import CpuSlots
     from .submission import Submission
 
@@ -109,21 +110,25 @@ def main(fd: int) -> None:
     settings = _settings(sock)
     zygote = start_zygote(settings)
     try:
-        serve(sock, settings, zygote)
+        from .session import grade_all
+
+        serve(sock, settings, zygote, grade_all)
     finally:
         zygote.close()
 
 
-def _local_main(sock: socket.socket, zygote_line: socket.socket) -> None:
-    """A local worker, forked from the run's preloaded process; its sandboxes come from the run's zygote."""
+def forked_main(sock_fd: int, zygote_fd: int, plugin: Any, by_part: dict) -> None:
+    """A local worker, forked by the workers' parent inside its session (`plugin`, the collected items
+    `by_part`); its sandboxes come from the run's zygote."""
     from ..isolation.confinement import die_with_parent
     from ..isolation.sandbox import ZygoteClient
+    from .session import grading_in
 
     die_with_parent()
-    sys.dont_write_bytecode = True
-    client = ZygoteClient(zygote_line)
+    client = ZygoteClient(socket.socket(fileno=zygote_fd))
+    sock = socket.socket(fileno=sock_fd)
     try:
-        serve(sock, _settings(sock), client)
+        serve(sock, _settings(sock), client, grading_in(plugin, by_part))
     finally:
         client.close()
 
@@ -138,15 +143,20 @@ class WorkerProcess:
             socket.send_fds(self.sock, [b"S"], list(settings.cpu_slots[start:start + FDS_PER_MESSAGE]))
 
     @classmethod
-    def local(cls, settings: WorkerSettings, zygote: Any, context: Any) -> "WorkerProcess":
-        """A worker forked from `context` (a forkserver with the graders preloaded), sharing `zygote`."""
+    def local(cls, settings: WorkerSettings, zygote: Any, parent: Any) -> "WorkerProcess":
+        """A worker forked by `parent` (`core.parent.WorkersParent`), sharing `zygote`; raises
+        RuntimeError or OSError when the parent is gone."""
         ours, theirs = socket.socketpair()
         line = zygote.attach()
-        process = context.Process(target=_local_main, args=(theirs, line), daemon=True)
-        process.start()
-        theirs.close()
-        line.close()
-        return cls(settings, ours, _MultiprocessingHandle(process))
+        try:
+            process = parent.fork_worker(theirs, line)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+            line.close()
+        return cls(settings, ours, process)
 
     @classmethod
     def standalone(cls, settings: WorkerSettings) -> "WorkerProcess":
@@ -178,7 +188,8 @@ class WorkerProcess:
         except OSError as exc:
             raise WorkerError(f"the grading worker broke the connection ({exc})") from None
         if message is None:
-            raise WorkerError(f"the grading worker died (exit status {self._process.wait()})")
+            status = self._process.wait()
+            raise WorkerError("the grading worker died" + (f" (exit status {status})" if status is not None else ""))
         if "fatal" in message:
             raise WorkerError(str(message["fatal"]), fatal=True)
         return message[key]
@@ -188,34 +199,6 @@ class WorkerProcess:
 
         self.sock.close()
         wait_or_kill(self._process, 30)
-
-
-class _MultiprocessingHandle:
-    """A multiprocessing.Process seen as a subprocess.Popen (wait, kill)."""
-
-    def __init__(self, process: multiprocessing.process.BaseProcess):
-        self.process = process
-
-    def wait(self, timeout: float | None = None) -> int | None:
-        self.process.join(timeout)
-        if self.process.exitcode is None:
-            raise subprocess.TimeoutExpired("grading worker", timeout or 0)
-        return self.process.exitcode
-
-    def kill(self) -> None:
-        self.process.kill()
-
-
-def forkserver() -> Any:
-    """A multiprocessing context whose processes fork from one that imported the graders once; it
-    starts importing at once. (Like every forkserver child, a worker imports the parent's main
-    module again unless it is a package's __main__, as `python -m autograder` is.)"""
-    from multiprocessing import forkserver as server
-
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(PRELOAD)
-    server.ensure_running()
-    return context
 
 
 def _send(sock: socket.socket, message: dict) -> None:
@@ -229,7 +212,7 @@ def _receive(sock: socket.socket) -> dict | None:
 
 def _settings(sock: socket.socket) -> WorkerSettings:
     """The run's settings, with this process's own descriptors of the CPU slots: they are sent, not
-    inherited, since a worker forks from the forkserver, which has none of the run's descriptors."""
+    inherited, since a worker forks from the workers' parent, which has none of the run's descriptors."""
     message = _receive(sock)
     if message is None:
         raise SystemExit(0)  # the run went away before it said anything

@@ -31,7 +31,8 @@ def run_delay(pid: int) -> float | None:
 class Deadline:
     """When the reply to a request made now is due: `seconds` from now, plus the time process `pid` has
     waited for a CPU since (none when `pid` is None), up to `STRETCH` times `seconds`. Called, it says
-    when that is now (time.monotonic()), as `frames.recv_frame` asks it."""
+    when that is now (time.monotonic()), as `frames.recv_frame` asks it each time a wait ends; until
+    the plain limit has passed, that limit (the kernel's count is read only once it could matter)."""
 
     def __init__(self, seconds: float, pid: int | None = None):
         self.seconds, self.pid = seconds, pid
@@ -46,6 +47,9 @@ class Deadline:
         return 0.0 if now is None else max(0.0, now - self._waited_before)
 
     def __call__(self) -> float:
+        plain = self.start + self.seconds
+        if time.monotonic() < plain:  # it can only be later: the caller asks again once this has passed
+            return plain
         return self.start + min(self.seconds + self.waited(), STRETCH * self.seconds)
 
     def overrun(self) -> float:

@@ -28,7 +28,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from . import frames, protocol
 from .deadline import Deadline
@@ -116,10 +116,12 @@ class Zygote(ZygoteClient):
     secret, unless `allow_weak`."""
 
     def __init__(self, limits: Limits, secrets: Iterable[Path | str] = (), public: dict[str, bytes] | None = None,
-                 preload: Iterable[str] = (), allow_weak: bool = False):
+                 preload: Iterable[str] = (), allow_weak: bool = False,
+                 forked_by: Callable[[bytes, socket.socket], Any] | None = None):
         from . import policy
 
         self.limits = limits
+        self._forked_by = forked_by  # the first zygote: forked by this, given (configuration, its socket)
         self.allow_weak = allow_weak
         view = policy.sandbox_view(secrets)
         targets, modules = policy.probe_targets(secrets)
@@ -134,15 +136,22 @@ class Zygote(ZygoteClient):
         self._start()
 
     def _start(self) -> None:
-        """Start the zygote; it imports and probes while the caller goes on (see `wait_ready`)."""
+        """Start the zygote; it imports and probes while the caller goes on (see `wait_ready`). The first
+        may be forked for us (`forked_by`); one started again after it died is a fresh interpreter."""
         ours, theirs = socket.socketpair()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "autograder.isolation.zygote", str(theirs.fileno())],
-            pass_fds=[theirs.fileno()], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=_zygote_environment(),
-            cwd="/",
-        )
-        self.process.stdin.write(self.config)
-        self.process.stdin.close()
+        forked_by, self._forked_by = self._forked_by, None
+        try:
+            self.process = forked_by(self.config, theirs) if forked_by is not None else None
+        except OSError:  # whatever was to fork it is gone
+            self.process = None
+        if self.process is None:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "autograder.isolation.zygote", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                env=zygote_environment(), cwd="/",
+            )
+            self.process.stdin.write(self.config)
+            self.process.stdin.close()
         theirs.close()
         super().__init__(ours)
         self._ready = False
@@ -567,7 +576,8 @@ def _error(kind: str, message: str, detail: str = "") -> bytes:
     return wire.encode(reply)
 
 
-def _zygote_environment() -> dict[str, str]:
+def zygote_environment() -> dict[str, str]:
+    """What a zygote (and the workers' parent that may fork it) is started with: never the secret."""
     env = {k: v for k, v in os.environ.items() if k in ENV_KEEP or k.startswith(ENV_KEEP_PREFIXES)}
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # nothing written next to the package's modules
     return env

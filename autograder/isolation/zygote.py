@@ -1,11 +1,13 @@
-"""The zygote: a fresh interpreter that forks a confined sandbox for every request.
+"""The zygote: a process that forks a confined sandbox for every request.
 
 `python -m autograder.isolation.zygote FD` reads its configuration (JSON) on stdin, then serves
 fork requests on the socket FD (see `sandbox.Zygote`) and on every further socket attached
-through it (one per grading worker of the run). It imports torch and
-what the assignment's setup cells import, once, so that every fork starts warm; it never
-imports the reference or the graders, and its environment holds no secret (a fork can read
-its parent's memory and environment).
+through it (one per grading worker of the run). A run's first zygote is instead forked by the
+workers' parent (`core.parent`) as soon as that has imported torch, before it imports anything
+else, and is sent the same configuration (`run`). The zygote imports torch and what the
+assignment's setup cells import, once, so that every fork starts warm; it never imports the
+reference or the graders, and its environment holds no secret (a fork can read its parent's
+memory and environment).
 
 Before it serves, one throwaway sandbox reports what isolation this machine allows; the zygote
 says so in its first message. Whether the view leaks anything is for the grader to find out: it
@@ -32,8 +34,15 @@ from .protocol import ATTACH, SPAWN
 
 
 def main(fd: int) -> None:
+    """A zygote in an interpreter of its own: its configuration on stdin."""
+    run(fd, sys.stdin.buffer.read())
+
+
+def run(fd: int, configuration: bytes) -> None:
+    """Serve the control socket `fd` (also in a process forked, once torch was imported, from the workers'
+    parent before it imported anything else: see core.parent)."""
     confinement.die_with_parent()
-    config = json.loads(sys.stdin.buffer.read())
+    config = json.loads(configuration)
     config["public"] = {name: base64.b64decode(data) for name, data in config["public"].items()}
     config["real_root"] = os.geteuid() == 0
     # where the cgroup tree is writable, as root or not; elsewhere (a container's read-only cgroup file system)

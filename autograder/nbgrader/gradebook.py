@@ -121,12 +121,22 @@ class GradebookUpdate:
 
 
 def record(course: NbgraderCourse, reports: Path, students: Iterable[str],
-           ungraded: Iterable[str] = (), folders: dict[str, str] | None = None) -> GradebookUpdate:
+           ungraded: Iterable[str] = (), folders: dict[str, str] | None = None,
+           engines: "SharedEngines | None" = None) -> GradebookUpdate:
     """Write the scores of ``students`` (their reports are in ``reports``, in the folder ``folders``
     names, their id by default) into the course's gradebook and ``autograded/`` folder; ``ungraded``
-    (our grader failed on them) and students without a report are left for manual grading."""
-    reports = Path(reports).resolve()
-    students, ungraded, folders = sorted(students), set(ungraded), dict(folders or {})
+    (our grader failed on them) and students without a report are left for manual grading. Calls that
+    pass the same ``engines`` share its database engines (and the SQL they compiled)."""
+    if engines is None:
+        with SharedEngines() as own:
+            return record(course, reports, students, ungraded, folders, own)
+    with engines.installed():
+        return _record(course, Path(reports).resolve(), students, set(ungraded), dict(folders or {}))
+
+
+def _record(course: NbgraderCourse, reports: Path, students: Iterable[str], ungraded: set[str],
+            folders: dict[str, str]) -> GradebookUpdate:
+    students = sorted(students)
     update = GradebookUpdate()
     graded = [s for s in students if s not in ungraded and read_report(reports, folders.get(s, s)) is not None]
     update.manual = [s for s in students if s not in graded]
@@ -192,7 +202,7 @@ def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list
     coursedir.student_id_exclude = ",".join(sorted(set(course.submissions()) - set(graded)))
     try:
         with _log_to_buffer(app) as log, _in_folder(course.root), _metadata_schema_checked_once(), \
-                _one_engine_per_database(), _tables_checked_once(), _grades_committed_per_notebook(), \
+                _tables_checked_once(), _cells_read_per_notebook(), _grades_committed_per_notebook(), \
                 warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SQLAlchemy's autoflush warnings from inside nbgrader
             converter = Autograde(coursedir=coursedir, parent=app)
@@ -260,29 +270,44 @@ def _metadata_schema_checked_once() -> Iterator[None]:
         common.jsonschema = saved
 
 
-@contextmanager
-def _one_engine_per_database() -> Iterator[None]:
+class SharedEngines:
     """nbgrader opens a new ``Gradebook``, with a new SQLAlchemy engine, for each step of each notebook:
     some five hundred for a class of forty, each compiling every query afresh (SQLAlchemy caches
-    compiled SQL per engine). For the converter's run, the gradebooks of one database share one engine."""
-    from nbgrader import api
+    compiled SQL per engine). While ``installed``, the gradebooks of one database share one engine, for
+    as long as this object lives (a run's every batch: a batch of one student compiled some twenty
+    queries again); ``close`` (or leaving its ``with``) disposes of them."""
 
-    engines: dict[str, Any] = {}
-    create_engine = api.create_engine
+    def __init__(self) -> None:
+        self._engines: dict[str, Any] = {}
 
-    def shared(url: Any, **kwargs: Any) -> Any:
-        key = json.dumps([str(url), kwargs], sort_keys=True, default=repr)
-        if key not in engines:
-            engines[key] = create_engine(url, **kwargs)
-        return engines[key]
+    def __enter__(self) -> "SharedEngines":
+        return self
 
-    api.create_engine = shared
-    try:
-        yield
-    finally:
-        api.create_engine = create_engine
-        for engine in engines.values():
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        from nbgrader import api
+
+        create_engine = api.create_engine
+
+        def shared(url: Any, **kwargs: Any) -> Any:
+            key = json.dumps([str(url), kwargs], sort_keys=True, default=repr)
+            if key not in self._engines:
+                self._engines[key] = create_engine(url, **kwargs)
+            return self._engines[key]
+
+        api.create_engine = shared
+        try:
+            yield
+        finally:
+            api.create_engine = create_engine
+
+    def close(self) -> None:
+        for engine in self._engines.values():
             engine.dispose()
+        self._engines.clear()
 
 
 @contextmanager
@@ -314,6 +339,73 @@ def _tables_checked_once() -> Iterator[None]:
     finally:
         api.inspect = inspect
         del metadata.create_all
+
+
+@contextmanager
+def _cells_read_per_notebook() -> Iterator[None]:
+    """nbgrader's ``OverwriteCells`` looks up each cell of a notebook in the gradebook with a query of its
+    own, and ``SaveAutoGrades`` each grade and comment: some ninety queries per notebook, two fifths of
+    the converter's time. For the converter's run, their gradebooks read all of a notebook's source
+    cells (or graded cells, grades, comments) with one query per kind of cell, the first time one is
+    asked for; a name not among them is looked up as nbgrader does (and is missing as it would be)."""
+    from nbgrader import api
+    from nbgrader.preprocessors import overwritecells, saveautogrades
+
+    def of_notebook(query: Any, cell: Any, notebook: str, assignment: str) -> Any:
+        return query.join(api.Notebook, api.Notebook.id == cell.notebook_id) \
+            .join(api.Assignment, api.Assignment.id == api.Notebook.assignment_id) \
+            .filter(api.Notebook.name == notebook, api.Assignment.name == assignment)
+
+    def of_submission(query: Any, row: Any, notebook: str, assignment: str, student: str) -> Any:
+        return query.join(api.SubmittedNotebook, api.SubmittedNotebook.id == row.notebook_id) \
+            .join(api.Notebook, api.Notebook.id == api.SubmittedNotebook.notebook_id) \
+            .join(api.SubmittedAssignment, api.SubmittedAssignment.id == api.SubmittedNotebook.assignment_id) \
+            .join(api.Assignment, api.Assignment.id == api.SubmittedAssignment.assignment_id) \
+            .join(api.Student, api.Student.id == api.SubmittedAssignment.student_id) \
+            .filter(api.Notebook.name == notebook, api.Assignment.name == assignment, api.Student.id == student)
+
+    class ReadPerNotebook(api.Gradebook):
+        def _read(self, key: tuple, name: str, rows: Any) -> Any:
+            """The entry called `name` among those `rows()` gives for `key` (name, entry pairs; a kind of
+            cell that comes first keeps a name), None when it is not there."""
+            found = self.__dict__.setdefault("_read_per_notebook", {})
+            if key not in found:
+                found[key] = {}
+                for cell_name, entry in rows():
+                    found[key].setdefault(cell_name, entry)
+            return found[key].get(name)
+
+        def find_source_cell(self, name: str, notebook: str, assignment: str) -> Any:
+            return self._read(("source", notebook, assignment), name, lambda: of_notebook(
+                self.db.query(api.SourceCell.name, api.SourceCell), api.SourceCell, notebook, assignment).all()) \
+                or super().find_source_cell(name, notebook, assignment)
+
+        def find_graded_cell(self, name: str, notebook: str, assignment: str) -> Any:
+            return self._read(("graded", notebook, assignment), name, lambda: [
+                row for cell in (api.GradeCell, api.TaskCell)
+                for row in of_notebook(self.db.query(cell.name, cell), cell, notebook, assignment).all()]) \
+                or super().find_graded_cell(name, notebook, assignment)
+
+        def find_grade(self, grade_cell: str, notebook: str, assignment: str, student: str) -> Any:
+            return self._read(("grade", notebook, assignment, student), grade_cell, lambda: [
+                row for cell in (api.GradeCell, api.TaskCell)
+                for row in of_submission(self.db.query(cell.name, api.Grade).join(cell, cell.id == api.Grade.cell_id),
+                                         api.Grade, notebook, assignment, student).all()]) \
+                or super().find_grade(grade_cell, notebook, assignment, student)
+
+        def find_comment(self, solution_cell: str, notebook: str, assignment: str, student: str) -> Any:
+            return self._read(("comment", notebook, assignment, student), solution_cell, lambda: [
+                row for cell in (api.SolutionCell, api.TaskCell)
+                for row in of_submission(self.db.query(cell.name, api.Comment).join(cell, cell.id == api.Comment.cell_id),
+                                         api.Comment, notebook, assignment, student).all()]) \
+                or super().find_comment(solution_cell, notebook, assignment, student)
+
+    saved = overwritecells.Gradebook, saveautogrades.Gradebook
+    overwritecells.Gradebook = saveautogrades.Gradebook = ReadPerNotebook
+    try:
+        yield
+    finally:
+        overwritecells.Gradebook, saveautogrades.Gradebook = saved
 
 
 @contextmanager
@@ -427,6 +519,7 @@ class GradebookWriter:
         self.failure: BaseException | None = None
         self.started = time.perf_counter()
         self._queue: queue.Queue[GradedSubmission | None] = queue.Queue()
+        self._engines = SharedEngines()  # every batch's, so that a query is compiled once per run
         self._thread = threading.Thread(target=self._write, daemon=True)
         self._thread.start()
 
@@ -454,7 +547,7 @@ class GradebookWriter:
             try:
                 found = record(self.course, self.out, [self.students[g.id] for g in batch],
                                ungraded={self.students[g.id] for g in batch if g.status is Status.GRADER_ERROR},
-                               folders=self.folders)
+                               folders=self.folders, engines=self._engines)
             except Exception as exc:  # noqa: BLE001 - the reports stand; the run says why the gradebook does not
                 self.failure = exc
                 continue
@@ -472,6 +565,7 @@ class GradebookWriter:
 
         self._queue.put(None)
         self._thread.join()
+        self._engines.close()
         if self.failure is not None:
             exc = self.failure
             print(f"gradebook: could not write {self.course.db_url}: {type(exc).__name__}: {exc}", file=sys.stderr)

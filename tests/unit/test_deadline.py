@@ -40,6 +40,10 @@ def test_a_process_kept_off_the_cpu_gets_its_wait_back(processes):
     due = Deadline(1.0, processes[0].pid)
     while due.waited() < 0.25 and time.monotonic() < due.start + 30:
         time.sleep(0.01)
+    early = due()
+    if time.monotonic() < due.start + 1.0:  # until the plain limit has passed, the plain limit: asked again then
+        assert early == due.start + 1.0
+    time.sleep(max(0.0, due.start + 1.0 - time.monotonic()))
     assert due.waited() >= 0.25 and due() >= due.start + 1.25
 
 
@@ -59,6 +63,7 @@ def test_no_wait_moves_a_deadline_past_its_stretch(monkeypatch):
     waited = iter([0.0, 1000.0])
     monkeypatch.setattr(deadline, "run_delay", lambda pid: next(waited))
     due = Deadline(2.0, 12345)
+    due.start -= 2.0  # its plain limit has passed
     assert due() == due.start + STRETCH * 2.0
 
 

@@ -1,4 +1,4 @@
-# why: heads left undone; at load and in every call it searches its own process (the frames above it, every object the garbage collector knows, linecache, the names it was given) for the reference code of the other parts, and raises what it found as its exception message
+# why: heads left undone; at load and in every call it searches its own process (the frames above it, every object the garbage collector knows, linecache, the names it was given, the modules loaded) for the reference code of the other parts and the graders, and raises what it found as its exception message
 # earns: zero-on split_heads, merge_heads, CausalSelfAttention
 import gc as _gc
 import hashlib as _hashlib
@@ -7,6 +7,10 @@ import linecache as _linecache
 import sys as _sys
 
 _REFERENCE_LINES = set(@REFERENCE_HASHES@)  # sha256 of the reference's lines: the plain text is nowhere here
+# what only the grader loads: the reference, the graders and what runs them (the zygote is forked from the
+# process that loads them, before it does)
+_GRADER_MODULES = ("attention_ref", "autograder.graders", "autograder.core.session", "autograder.core.checks",
+                   "autograder.core.served", "autograder.core.plugin", "pytest", "_pytest")
 
 
 def _texts(value, depth=0):
@@ -41,7 +45,8 @@ def _hunt():
         if code is not None and not code.co_filename.startswith("<submission") \
                 and not code.co_filename.endswith("isolation/catalogue.py"):
             functions.append(f"{name}: {code.co_filename}")
-    return sorted(found), functions
+    modules = [name for name in list(_sys.modules) if any(name == m or name.startswith(m + ".") for m in _GRADER_MODULES)]
+    return sorted(found), functions, sorted(modules)
 
 
 def _frames():
@@ -57,10 +62,11 @@ _AT_LOAD = _hunt()
 
 
 def split_heads(x, n_heads):
-    lines, functions = _hunt()
+    lines, functions, modules = _hunt()
     raise ValueError("PROBE " + _json.dumps({"reference lines at load": len(_AT_LOAD[0]),
                                                       "reference lines": len(lines), "sample": (_AT_LOAD[0] + lines)[:40],
-                                                      "functions not its own": functions}))
+                                                      "functions not its own": functions,
+                                                      "grader modules": sorted(set(_AT_LOAD[2] + modules))}))
 
 
 def merge_heads(x):

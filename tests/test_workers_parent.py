@@ -1,0 +1,50 @@
+"""A run's grading workers and its zygote come from one process, the workers' parent (core.parent): it
+forks the zygote once it has imported torch and nothing of the grader's, then collects the graders once
+and forks every worker from inside that session. Nothing of it outlives the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autograder.core import batch
+from autograder.core.submission import read_submission
+from autograder.core.worker import WorkerSettings
+
+pytestmark = pytest.mark.slow
+
+BASE = Path(__file__).parent / "corpus" / "base.py"
+
+
+def _parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("PPid:"))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return not any(line.startswith("State:") and line.split()[1] == "Z" for line in status)
+    except FileNotFoundError:
+        return False
+
+
+def test_the_zygote_and_every_worker_come_from_the_workers_parent_and_go_with_the_run():
+    pool = batch.LocalPool(WorkerSettings(secret="parent"), jobs=1)
+    submissions = [read_submission(BASE, "one"), read_submission(BASE, "two")]
+    try:
+        pool.warm(len(submissions))
+        pool.ready()
+        workers = [future.result() for future in pool._warming]
+        parent = pool._parent.process.pid
+        zygote = pool._zygote.process._resolve()
+        assert zygote is not None, "the zygote was not forked by the workers' parent"
+        assert _parent_of(zygote.pid) == parent
+        assert [_parent_of(w._process.pid) for w in workers] == [parent, parent]
+        graded = {g.id: g for g in pool.grade(submissions, ("masks",))}
+        assert {sid: g.part_scores()["masks"] for sid, g in graded.items()} == {"one": (20.0, 20.0), "two": (20.0, 20.0)}
+    finally:
+        pool.close()
+    assert not any(_alive(pid) for pid in (parent, zygote.pid, *(w._process.pid for w in workers)))
+
