@@ -202,7 +202,7 @@ def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list
     coursedir.student_id_exclude = ",".join(sorted(set(course.submissions()) - set(graded)))
     try:
         with _log_to_buffer(app) as log, _in_folder(course.root), _metadata_schema_checked_once(), \
-                _tables_checked_once(), _cells_read_per_notebook(), _grades_committed_per_notebook(), \
+                _tables_and_course_checked_once(), _cells_read_per_notebook(), _grades_committed_per_notebook(), \
                 warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SQLAlchemy's autoflush warnings from inside nbgrader
             converter = Autograde(coursedir=coursedir, parent=app)
@@ -311,15 +311,16 @@ class SharedEngines:
 
 
 @contextmanager
-def _tables_checked_once() -> Iterator[None]:
-    """Each new ``Gradebook`` lists the database's tables and has SQLAlchemy check every one of them
-    (``create_all``), eight times per notebook: 1.6 s of the converter's 9.8 s for a class of forty. For the
-    converter's run, each engine's tables are checked once (0.8 s left, its course looked up); a database
-    without tables is still created as nbgrader does."""
+def _tables_and_course_checked_once() -> Iterator[None]:
+    """Each new ``Gradebook`` lists the database's tables, has SQLAlchemy check every one of them
+    (``create_all``) and looks its course up (``check_course``, creating it where missing), some sixteen
+    times per student. For the converter's run, each engine's tables are checked once, and each course
+    once per engine; a database without tables is still created as nbgrader does."""
     from nbgrader import api
 
     checked: dict[int, list[str]] = {}
-    inspect, metadata = api.inspect, api.Base.metadata
+    courses: set[tuple[int, str]] = set()
+    inspect, metadata, check_course = api.inspect, api.Base.metadata, api.Gradebook.check_course
 
     def tables_of(engine: Any) -> SimpleNamespace:
         if id(engine) not in checked:
@@ -333,11 +334,19 @@ def _tables_checked_once() -> Iterator[None]:
         if id(bind) not in checked or kwargs:
             type(metadata).create_all(metadata, bind=bind, **kwargs)
 
-    api.inspect, metadata.create_all = tables_of, create_all
+    def course_checked(gradebook: Any, course_id: str = "default_course", **kwargs: Any) -> Any:
+        key = (id(gradebook.engine), course_id)
+        if key in courses and not kwargs:  # only Gradebook.__init__ asks, and only for the check
+            return None
+        found = check_course(gradebook, course_id, **kwargs)
+        courses.add(key)
+        return found
+
+    api.inspect, metadata.create_all, api.Gradebook.check_course = tables_of, create_all, course_checked
     try:
         yield
     finally:
-        api.inspect = inspect
+        api.inspect, api.Gradebook.check_course = inspect, check_course
         del metadata.create_all
 
 
