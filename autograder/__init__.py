@@ -5,6 +5,8 @@ One submission's way from the command line to results.json:
     cli.py                 parses `grade PATH... --out DIR`, then calls core.batch
     core/submission.py     reads each submission as data (no link followed, sizes bounded): cells to run
     core/batch.py          keeps unchanged earlier results; sends the rest to a pool of workers
+    core/parent.py         the workers' parent: forks the zygote (torch imported, nothing of the
+                           grader's), collects the graders once, forks every local worker from there
     core/worker.py         a worker process: one zygote, one pytest session, many submissions
       isolation/zygote.py    forks one confined sandbox per part (confinement.py: namespaces, an
                              allow-list file system from policy.py, cgroups.py, seccomp.py, rlimits)

@@ -486,7 +486,10 @@ def _leave_for_a_person(course: NbgraderCourse, students: list[str]) -> None:
     """Submissions we could not grade: no auto score, every grade cell waiting for a person."""
     from nbgrader.api import Gradebook
 
-    timestamps = {s: course.coursedir.get_existing_timestamp(str(p)) for s, p in course.submissions().items()}
+    if not students:  # the usual batch: no gradebook opened, no timestamp read
+        return
+    submitted = course.submissions()
+    timestamps = {s: course.coursedir.get_existing_timestamp(str(submitted[s])) for s in students if s in submitted}
     with Gradebook(course.db_url, course.coursedir.course_id) as gb:
         for student in students:
             gb.update_or_create_student(student)
