@@ -199,6 +199,10 @@ def grade_command(args: argparse.Namespace, started: float) -> int:
         return _usage(problem)
     paths = _with_ids(paths)
     out = args.out.resolve()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # before any process starts: a folder the reports cannot go to is a usage error
+        return _usage(f"--out {args.out}: not a folder the reports can be written to ({exc.strerror})")
     course_root = Path.cwd().resolve() if args.nbgrader else None  # an nbgrader course's root, normally
     pool = _pool(args, _settings(args, out, paths, course_root))
     try:

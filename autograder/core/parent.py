@@ -179,8 +179,11 @@ def _fork_zygote(control: socket.socket, interrupt: Any) -> bool:
     """Fork the zygote the run asked for first; False when the run went away."""
     from ..isolation import frames
 
-    message, fds, _, _ = socket.recv_fds(control, 1, 1)
-    configuration = frames.recv_frame(control) if message == ZYGOTE and len(fds) == 1 else None
+    try:
+        message, fds, _, _ = socket.recv_fds(control, 1, 1)
+        configuration = frames.recv_frame(control) if message == ZYGOTE and len(fds) == 1 else None
+    except OSError:
+        return False
     if configuration is None:
         return False
     pid = os.fork()
@@ -196,8 +199,7 @@ def _fork_zygote(control: socket.socket, interrupt: Any) -> bool:
         finally:
             os._exit(status)
     os.close(fds[0])
-    _answer(control, pid)
-    return True
+    return _answer(control, pid)
 
 
 def _fork_workers(control: socket.socket, plugin: Any, by_part: dict, interrupt: Any) -> None:
@@ -233,15 +235,20 @@ def _fork_workers(control: socket.socket, plugin: Any, by_part: dict, interrupt:
                 os._exit(status)
         for fd in fds:
             os.close(fd)
-        _answer(control, pid)
+        if not _answer(control, pid):
+            return
 
 
-def _answer(control: socket.socket, pid: int) -> None:
+def _answer(control: socket.socket, pid: int) -> bool:
+    """Tell the run the pid and a pidfd of what was forked; False when the run has gone away."""
     pidfd = os.pidfd_open(pid)  # before any reaping, so the pid cannot have been reused
     try:
         socket.send_fds(control, [struct.pack("<q", pid)], [pidfd])
+    except OSError:
+        return False
     finally:
         os.close(pidfd)
+    return True
 
 
 def _reap() -> None:
