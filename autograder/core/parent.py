@@ -86,8 +86,8 @@ class WorkersParent:
         theirs.close()
         self.sock = ours
         self._lock = threading.Lock()  # one request and its answer at a time (workers start on threads)
-        self._zygote: list[ForkedProcess | None] = []  # the zygote's process, once the answer was read
-        self._zygote_asked = False
+        self._zygote_unread = False  # asked for, its answer not read yet
+        self._zygote: ForkedProcess | None = None
 
     def fork_zygote(self, configuration: bytes, line: socket.socket) -> Any:
         """The run's zygote, forked once the parent has imported torch; `line` is its control socket.
@@ -97,7 +97,7 @@ class WorkersParent:
         with self._lock:
             socket.send_fds(self.sock, [ZYGOTE], [line.fileno()])
             frames.send_frame(self.sock, configuration)
-            self._zygote_asked = True
+            self._zygote_unread = True
         return _Pending(self._zygote_process)
 
     def fork_worker(self, run_line: socket.socket, zygote_line: socket.socket) -> ForkedProcess:
@@ -114,11 +114,12 @@ class WorkersParent:
     def _zygote_process(self) -> ForkedProcess | None:
         with self._lock:
             self._read_zygote()
-            return self._zygote[0] if self._zygote else None
+            return self._zygote
 
     def _read_zygote(self) -> None:
-        if self._zygote_asked and not self._zygote:
-            self._zygote.append(self._answer())
+        if self._zygote_unread:
+            self._zygote_unread = False
+            self._zygote = self._answer()
 
     def _answer(self) -> ForkedProcess | None:
         try:
@@ -186,20 +187,13 @@ def _fork_zygote(control: socket.socket, interrupt: Any) -> bool:
         return False
     if configuration is None:
         return False
-    pid = os.fork()
-    if pid == 0:
-        control.close()
-        signal.signal(signal.SIGINT, interrupt)
-        status = 1
-        try:
-            from ..isolation import zygote
 
-            zygote.run(fds[0], configuration)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(fds[0])
-    return _answer(control, pid)
+    def serve_sandboxes() -> None:
+        from ..isolation import zygote
+
+        zygote.run(fds[0], configuration)
+
+    return _answer(control, _fork(control, interrupt, serve_sandboxes, fds))
 
 
 def _fork_workers(control: socket.socket, plugin: Any, by_part: dict, interrupt: Any) -> None:
@@ -221,22 +215,32 @@ def _fork_workers(control: socket.socket, plugin: Any, by_part: dict, interrupt:
             for fd in fds:
                 os.close(fd)
             continue
-        pid = os.fork()
-        if pid == 0:
-            control.close()
-            signal.signal(signal.SIGINT, interrupt)
-            status = 1
-            try:
-                from .worker import forked_main
 
-                forked_main(fds[0], fds[1], plugin, by_part)
-                status = 0
-            finally:
-                os._exit(status)
-        for fd in fds:
-            os.close(fd)
-        if not _answer(control, pid):
+        def grade() -> None:
+            from .worker import forked_main
+
+            forked_main(fds[0], fds[1], plugin, by_part)
+
+        if not _answer(control, _fork(control, interrupt, grade, fds)):
             return
+
+
+def _fork(control: socket.socket, interrupt: Any, child: Callable[[], None], fds: list[int]) -> int:
+    """Fork a process that runs `child` with the run's SIGINT handling and then ends (it never returns
+    here); the run's line and `fds`, which are the child's now, are closed on this side. The child's pid."""
+    pid = os.fork()
+    if pid == 0:
+        control.close()
+        signal.signal(signal.SIGINT, interrupt)
+        status = 1
+        try:
+            child()
+            status = 0
+        finally:
+            os._exit(status)
+    for fd in fds:
+        os.close(fd)
+    return pid
 
 
 def _answer(control: socket.socket, pid: int) -> bool:

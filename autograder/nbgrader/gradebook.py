@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Dict, Unicode
@@ -360,53 +360,54 @@ def _cells_read_per_notebook() -> Iterator[None]:
     from nbgrader import api
     from nbgrader.preprocessors import overwritecells, saveautogrades
 
-    def of_notebook(query: Any, cell: Any, notebook: str, assignment: str) -> Any:
-        return query.join(api.Notebook, api.Notebook.id == cell.notebook_id) \
+    def in_notebook(db: Any, cell: Any, notebook: str, assignment: str) -> list:
+        """(name, cell) of every cell of kind `cell` (SourceCell, GradeCell, ...) of a notebook."""
+        return db.query(cell.name, cell) \
+            .join(api.Notebook, api.Notebook.id == cell.notebook_id) \
             .join(api.Assignment, api.Assignment.id == api.Notebook.assignment_id) \
-            .filter(api.Notebook.name == notebook, api.Assignment.name == assignment)
+            .filter(api.Notebook.name == notebook, api.Assignment.name == assignment).all()
 
-    def of_submission(query: Any, row: Any, notebook: str, assignment: str, student: str) -> Any:
-        return query.join(api.SubmittedNotebook, api.SubmittedNotebook.id == row.notebook_id) \
+    def in_submission(db: Any, row: Any, cell: Any, notebook: str, assignment: str, student: str) -> list:
+        """(cell name, row) of every `row` (Grade, Comment) of a student's notebook on a cell of kind `cell`."""
+        return db.query(cell.name, row).join(cell, cell.id == row.cell_id) \
+            .join(api.SubmittedNotebook, api.SubmittedNotebook.id == row.notebook_id) \
             .join(api.Notebook, api.Notebook.id == api.SubmittedNotebook.notebook_id) \
             .join(api.SubmittedAssignment, api.SubmittedAssignment.id == api.SubmittedNotebook.assignment_id) \
             .join(api.Assignment, api.Assignment.id == api.SubmittedAssignment.assignment_id) \
             .join(api.Student, api.Student.id == api.SubmittedAssignment.student_id) \
-            .filter(api.Notebook.name == notebook, api.Assignment.name == assignment, api.Student.id == student)
+            .filter(api.Notebook.name == notebook, api.Assignment.name == assignment, api.Student.id == student).all()
 
     class ReadPerNotebook(api.Gradebook):
-        def _read(self, key: tuple, name: str, rows: Any) -> Any:
-            """The entry called `name` among those `rows()` gives for `key` (name, entry pairs; a kind of
-            cell that comes first keeps a name), None when it is not there."""
+        def _read(self, key: tuple, name: str, kinds: tuple, rows_of: Callable[[Any], list]) -> Any:
+            """The entry called `name` among the (name, entry) rows that `rows_of` gives for each kind of
+            cell in `kinds`, read once for `key` (a kind that comes first keeps a name); None if absent."""
             found = self.__dict__.setdefault("_read_per_notebook", {})
             if key not in found:
                 found[key] = {}
-                for cell_name, entry in rows():
-                    found[key].setdefault(cell_name, entry)
+                for kind in kinds:
+                    for cell_name, entry in rows_of(kind):
+                        found[key].setdefault(cell_name, entry)
             return found[key].get(name)
 
         def find_source_cell(self, name: str, notebook: str, assignment: str) -> Any:
-            return self._read(("source", notebook, assignment), name, lambda: of_notebook(
-                self.db.query(api.SourceCell.name, api.SourceCell), api.SourceCell, notebook, assignment).all()) \
+            return self._read(("source", notebook, assignment), name, (api.SourceCell,),
+                              lambda cell: in_notebook(self.db, cell, notebook, assignment)) \
                 or super().find_source_cell(name, notebook, assignment)
 
         def find_graded_cell(self, name: str, notebook: str, assignment: str) -> Any:
-            return self._read(("graded", notebook, assignment), name, lambda: [
-                row for cell in (api.GradeCell, api.TaskCell)
-                for row in of_notebook(self.db.query(cell.name, cell), cell, notebook, assignment).all()]) \
+            return self._read(("graded", notebook, assignment), name, (api.GradeCell, api.TaskCell),
+                              lambda cell: in_notebook(self.db, cell, notebook, assignment)) \
                 or super().find_graded_cell(name, notebook, assignment)
 
         def find_grade(self, grade_cell: str, notebook: str, assignment: str, student: str) -> Any:
-            return self._read(("grade", notebook, assignment, student), grade_cell, lambda: [
-                row for cell in (api.GradeCell, api.TaskCell)
-                for row in of_submission(self.db.query(cell.name, api.Grade).join(cell, cell.id == api.Grade.cell_id),
-                                         api.Grade, notebook, assignment, student).all()]) \
+            return self._read(("grade", notebook, assignment, student), grade_cell, (api.GradeCell, api.TaskCell),
+                              lambda cell: in_submission(self.db, api.Grade, cell, notebook, assignment, student)) \
                 or super().find_grade(grade_cell, notebook, assignment, student)
 
         def find_comment(self, solution_cell: str, notebook: str, assignment: str, student: str) -> Any:
-            return self._read(("comment", notebook, assignment, student), solution_cell, lambda: [
-                row for cell in (api.SolutionCell, api.TaskCell)
-                for row in of_submission(self.db.query(cell.name, api.Comment).join(cell, cell.id == api.Comment.cell_id),
-                                         api.Comment, notebook, assignment, student).all()]) \
+            return self._read(("comment", notebook, assignment, student), solution_cell,
+                              (api.SolutionCell, api.TaskCell),
+                              lambda cell: in_submission(self.db, api.Comment, cell, notebook, assignment, student)) \
                 or super().find_comment(solution_cell, notebook, assignment, student)
 
     saved = overwritecells.Gradebook, saveautogrades.Gradebook
