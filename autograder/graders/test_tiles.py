@@ -532,9 +532,11 @@ def test_tiled_score_bytes(student, gen):
 # ---------------------------------------------------------------- what it holds, what it skips
 
 MEMORY_T, MEMORY_D, MEMORY_BLOCK = 2048, 32, 64
-# The grid alone takes 16 MiB. A correct version holds a block of 512 KiB of scores at a time: every correct one of the
-# corpus passed with only 1 MiB to spare, and the grid version failed at every cap. At T = 4,096 the call cost four
-# times as much (a tenth of a second, the costliest single call of all the graders) for the same verdicts.
+# The grid alone takes 16 MiB. A correct version holds a block of 512 KiB of scores at a time. The cap is exact (the
+# sandbox's free heap serves nothing under it: isolation.confinement.without_heap_slack): every valid version of the
+# corpus passed at 5 MiB (the one with float64 accumulators needs about that), and the grid version failed at every
+# cap up to 24 MiB. At T = 4,096 the call cost four times as much (a tenth of a second, the costliest single call of all
+# the graders) for the same verdicts.
 MEMORY_CAP = 8 * 2**20
 MEMORY_ROWS = 16  # compared with the reference, which builds a grid of these rows only
 

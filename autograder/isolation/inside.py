@@ -69,6 +69,7 @@ def serve(sock: socket.socket, config: dict) -> None:
                 reply = wire.encode(protocol.ok(_kill(decoded.get("target"), children, forked, decoded.get("grace"))))
             else:
                 if type(decoded) is dict and type(decoded.get("memory_bytes")) is int:  # for good: discarded after
+                    confinement.without_heap_slack()
                     confinement.cap_memory(decoded["memory_bytes"], mapped=loaded_bytes + 2 * len(request))
                 result = runtime.handle(decoded)
                 if op == protocol.LOAD:
