@@ -59,7 +59,7 @@ def run(fd: int, configuration: bytes) -> None:
     if config["scratch_root"]:
         os.chmod(config["scratch_root"], 0o711)
     try:
-        _preload(config)
+        _preload(config, {name: base64.b64decode(data) for name, data in config.pop("fonts", {}).items()})
         gc.freeze()  # what every sandbox inherits: no collection in one of them copies its pages
         config["drop_root"], found = _probe(config, own_pid_ns)
         facts = {"weaknesses": weaknesses + found,
@@ -93,17 +93,18 @@ def _isolation(mode: str, drop_root: str, weaknesses: list[str], no_cgroup: str,
                if no_cgroup else "; a cgroup each"))
 
 
-def _preload(config: dict) -> None:
+def _preload(config: dict, fonts: dict[str, bytes]) -> None:
     """Import torch and what the setup cells import (the public helpers among them, from a
-    private copy), so that no sandbox pays for it again."""
+    private copy; matplotlib with the owner's font list, where it gave one), so that no sandbox
+    pays for it again."""
     import torch  # noqa: F401
 
     from . import server  # noqa: F401
 
     helpers = tempfile.mkdtemp(prefix="autograder-helpers-")
-    os.environ["MPLCONFIGDIR"] = helpers  # matplotlib's font cache: built here, gone with the folder
+    os.environ["MPLCONFIGDIR"] = helpers  # matplotlib's font list: the owner's copy, or built here; gone with it
     os.environ["MPLBACKEND"] = "Agg"
-    for name, data in config["public"].items():
+    for name, data in [*fonts.items(), *config["public"].items()]:
         with open(os.path.join(helpers, name), "wb") as fh:
             fh.write(data)
     sys.path.insert(0, helpers)
