@@ -48,3 +48,23 @@ def test_ending_a_part_of_a_lost_sandbox_leaves_the_new_sandboxs_parts_alone(zyg
         for channel in channels:
             channel.close(kill=True)
         loads.close()
+
+
+def test_a_part_that_died_with_a_sandbox_the_grader_ended_is_forked_again_and_charged_nothing(zygote):
+    """The grader ends a loaded sandbox that is late to answer a request to fork or kill a part (a busy
+    machine can make it late); the parts it had forked die with it, through no doing of theirs."""
+    loads = Loads(zygote)
+    channels = [SandboxChannel(loads), SandboxChannel(loads)]
+    first, second = (Student(channel, Clock(call_seconds=30, budget_seconds=300)) for channel in channels)
+    try:
+        first.load([("cell", CODE)])
+        assert first.call("count") == 1
+        (loaded,) = loads._loaded.values()
+        loaded.close()  # as LoadedSandbox.fork does when its answer is late: the first part dies with it
+        second.load([("cell", CODE)])  # loaded again, in a new sandbox
+        assert second.call("count") == 1
+        assert first.call("count") == 1, "the first part's next call should find a process forked afresh"
+    finally:
+        for channel in channels:
+            channel.close(kill=True)
+        loads.close()

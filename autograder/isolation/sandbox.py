@@ -448,6 +448,11 @@ class _Part:
     host_pid: int | None = None
     forked_by: _Process | None = None
 
+    def orphaned(self) -> bool:
+        """Forked by a loaded sandbox that the grader has ended since (it was late to answer a request to fork
+        or kill another part, which a busy machine can make it): this process died with it."""
+        return self.loaded is not None and self.forked_by is not self.loaded.process
+
     def end(self, kill: bool, crashed: bool = False) -> str:
         """Ended: killed (it overran or broke; returns how it had ended, where known), or left to exit by
         itself (its socket is closed)."""
@@ -511,6 +516,8 @@ class SandboxChannel:
             except _Lost as lost:
                 return lost.reply()
         try:
+            if self.part is not None and self.part.orphaned():
+                self.close()  # it died with a loaded sandbox the grader ended: a new one, charged to no one
             if self.sock is None:
                 reply = self._open(seconds, on_callback)
                 if op == protocol.SERVE:
