@@ -246,7 +246,8 @@ def _exchange(sock: socket.socket, request: bytes, deadline: Deadline, on_callba
 
     seconds = deadline.seconds
     try:
-        frames.send_frame(sock, request)
+        sock.settimeout(max(0.001, deadline() - time.monotonic()))  # sending waits by this call's deadline too,
+        frames.send_frame(sock, request)  # not by what an earlier, shorter exchange left on the socket
         while True:
             frame = frames.recv_frame(sock, SANDBOX_FRAME_BYTES, deadline=deadline)
             if frame is None:
