@@ -53,7 +53,7 @@ def _weigh_as_cores(tree: dict) -> None:
     together got what one busy process beside them got: under two busy loops and a second run, a
     loaded sandbox waited seconds for the CPU to answer a request to fork a part (and a sandbox's
     wait shows in the kernel's count only once it runs, too late for its deadline)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = len(os.sched_getaffinity(0))  # cgroups are Linux's: the call is always there
     file, value = (("cpu.shares", V1_SHARES * cores) if tree["version"] == 1 else ("cpu.weight", min(10_000, V2_WEIGHT * cores)))
     try:
         Path(tree["folders"]["cpu" if tree["version"] == 1 else ""], file).write_text(str(value))
