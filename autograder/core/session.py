@@ -21,7 +21,7 @@ import pytest
 
 from .. import assignment
 from ..isolation.limits import BUDGET_SECONDS
-from ..isolation.proxy import LOADING, Channel, Clock, Student, in_process_channel
+from ..isolation.proxy import LOADING, Channel, Clock, InProcessChannel, Student
 from .plugin import Current, GradingPlugin
 from .results import GradedSubmission
 from .served import Reference, served_names
@@ -112,7 +112,7 @@ def in_process_backend() -> Backend:
     the student's kernel. No isolation."""
     from .served import InProcessReference
 
-    return Backend(_Nothing, lambda shared: (in_process_channel(), lambda: None), InProcessReference())
+    return Backend(_Nothing, lambda shared: (InProcessChannel(), lambda: None), InProcessReference())
 
 
 class _Collected:

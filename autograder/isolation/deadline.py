@@ -9,6 +9,9 @@ times its limit in all. The figure comes from the kernel, never from the sandbox
 
 Sandboxes run torch on one thread, so the waiting of their main thread is the waiting of the call.
 Where the kernel keeps no such count (or the process cannot be found), a deadline is a plain one.
+
+A deadline also reads, from the kernel, the CPU time the process used meanwhile (`cpu_used`): a
+measure of the work a call did that a busy machine does not lengthen.
 """
 
 from __future__ import annotations
@@ -28,6 +31,15 @@ def run_delay(pid: int) -> float | None:
         return None
 
 
+def cpu_time(pid: int) -> float | None:
+    """Seconds that all threads of `pid` (in this process's PID namespace), ended ones included, have run
+    on a CPU: the kernel's clock of that process (Linux lets any process read it); None when it is gone."""
+    try:
+        return time.clock_gettime(((~pid) << 3) | 2)  # the process's CPU clock: MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)
+    except OSError:
+        return None
+
+
 class Deadline:
     """When the reply to a request made now is due: `seconds` from now, plus the time process `pid` has
     waited for a CPU since (none when `pid` is None), up to `STRETCH` times `seconds`. Called, it says
@@ -38,6 +50,7 @@ class Deadline:
         self.seconds, self.pid = seconds, pid
         self.start = time.monotonic()
         self._waited_before = run_delay(pid) if pid else None
+        self._cpu_before = cpu_time(pid) if pid else None
 
     def waited(self) -> float:
         """Seconds the process has waited for a CPU since the request (0 where that is not known)."""
@@ -45,6 +58,11 @@ class Deadline:
             return 0.0
         now = run_delay(self.pid)
         return 0.0 if now is None else max(0.0, now - self._waited_before)
+
+    def cpu_used(self) -> float | None:
+        """Seconds the process has run on a CPU since the request; None where that is not known."""
+        now = cpu_time(self.pid) if self._cpu_before is not None and self.pid else None
+        return None if now is None or self._cpu_before is None else max(0.0, now - self._cpu_before)
 
     def __call__(self) -> float:
         plain = self.start + self.seconds

@@ -501,11 +501,13 @@ class SandboxChannel:
         self.serve_request: bytes | None = None
         self.sock: socket.socket | None = None
         self.part: _Part | None = None
+        self.last_cpu_seconds: float | None = None  # the CPU time of the last request, by the kernel's count
 
     def __call__(self, request: bytes, seconds: float, on_callback: CallbackHandler, isolated: bool = False) -> bytes:
         from . import wire
 
         op = wire.op_of(request)
+        self.last_cpu_seconds = None
         if op == protocol.LOAD:
             self.loaded = self.loads.get(request)
             return self.loaded.load(seconds, on_callback)
@@ -545,6 +547,7 @@ class SandboxChannel:
             return _exchange(sock, request, deadline, on_callback)
         finally:
             self.loads.parts_busy_seconds += deadline.overrun()
+            self.last_cpu_seconds = deadline.cpu_used()
 
     def _in_a_process_of_its_own(self, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
         """`request` in a process forked for it alone, ended afterwards; this part's stays as it is."""
@@ -555,6 +558,7 @@ class SandboxChannel:
             assert other.sock is not None
             return other._exchange(other.sock, request, seconds, on_callback)
         finally:
+            self.last_cpu_seconds = other.last_cpu_seconds
             other.close(kill=True)
 
     def close(self, kill: bool = False, crashed: bool = False) -> str:

@@ -73,3 +73,39 @@ def test_a_process_that_is_gone_gets_nothing_back(processes):
     processes[0].kill()
     processes[0].wait()
     assert due.waited() == 0.0 and due() == due.start + 1.0
+
+
+def _signalling(code: str) -> tuple[subprocess.Popen, int]:
+    """A Python process that writes a byte to a pipe (`tell()`) where `code` says, and reads its go-ahead from
+    stdin; the pipe's end to read."""
+    read, write = os.pipe()
+    process = subprocess.Popen([sys.executable, "-c", f"import os, time\ntell = lambda: os.write({write}, b'.')\n{code}"],
+                               pass_fds=[write], stdin=subprocess.PIPE)
+    os.close(write)
+    return process, read
+
+
+def test_cpu_used_counts_the_work_of_every_thread_and_not_the_sleep(processes):
+    spin = "def spin(s):\n    t = time.thread_time()\n    while time.thread_time() - t < s: pass\n"
+    process, read = _signalling(spin + "import threading\ntell()\nos.read(0, 1)\n"
+                                "helper = threading.Thread(target=spin, args=(0.2,)); helper.start()\n"
+                                "spin(0.2); helper.join(); tell(); time.sleep(0.3); tell(); time.sleep(60)")
+    processes.append(process)
+    with os.fdopen(read, "rb", buffering=0) as told:
+        assert told.read(1) == b"."
+        due = Deadline(5.0, process.pid)
+        process.stdin.write(b".")
+        process.stdin.flush()
+        assert told.read(1) == b"."  # both threads spun 0.2 s, the helper has ended
+        worked = due.cpu_used()
+        assert told.read(1) == b"."  # then it slept 0.3 s
+        slept = due.cpu_used() - worked
+    assert 0.38 <= worked < 1.0 and slept < 0.05
+
+
+def test_cpu_used_of_a_process_that_is_gone_is_unknown(processes):
+    processes.append(_pinned(BUSY))
+    due = Deadline(1.0, processes[0].pid)
+    processes[0].kill()
+    processes[0].wait()
+    assert due.cpu_used() is None and Deadline(1.0).cpu_used() is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from autograder.core import plugin as plugin_module
 from autograder.core.plugin import Current, GradingPlugin
-from autograder.isolation.proxy import Clock, Student, in_process_channel
+from autograder.isolation.proxy import Clock, InProcessChannel, Student
 
 SUBMISSION = """
 def double(x):
@@ -56,7 +56,7 @@ def run(pytester, grader: str = GRADER, seed: str = "s\\0ada") -> tuple[Current,
     clock = Clock(call_seconds=10, budget_seconds=60)
 
     def open_student(part: str) -> Student:
-        student = Student(in_process_channel(), clock)
+        student = Student(InProcessChannel(), clock)
         student.load([("submission.py", SUBMISSION)], [])
         return student
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from autograder.isolation import protocol, wire
-from autograder.isolation.proxy import Clock, Seen, ServedError, Student, StudentError, in_process_channel
+from autograder.isolation.proxy import Clock, InProcessChannel, Seen, ServedError, Student, StudentError
 
 
 class Scripted:
     """A channel that answers with a fixed error per request and counts the requests it got."""
+
+    last_cpu_seconds = None
 
     def __init__(self, kind: str = "", message: str = "") -> None:
         self.kind, self.message, self.requests = kind, message, []
@@ -72,7 +74,7 @@ def test_a_reply_that_claims_a_breach_is_only_that_call_s_failure():
 
 def test_remote_callables_run_in_the_grader_and_count_replies():
     seen = []
-    student = Student(in_process_channel(), Clock(5, 100))
+    student = Student(InProcessChannel(), Clock(5, 100))
     student.load([("cell", "def twice(fn, x):\n    fn(x)\n    fn(x)\n    return 'done'\n")])
     import torch
 
@@ -88,7 +90,7 @@ def test_served_names_answer_the_submission_s_calls_and_raise_what_the_grader_ra
             raise ServedError("ValueError", "negative")
         return args[0] * 2
 
-    student = Student(in_process_channel(), Clock(5, 100))
+    student = Student(InProcessChannel(), Clock(5, 100))
     student.load([("cell", "def use(x):\n    try:\n        return helper(x)\n    except ValueError as e:\n"
                            "        return 'caught ' + str(e)\n")], [("helper", "function", serve)])
     assert student.call("use", 21) == 42
@@ -96,7 +98,7 @@ def test_served_names_answer_the_submission_s_calls_and_raise_what_the_grader_ra
 
 
 def test_a_served_function_carries_nothing_that_tells_it_apart():
-    student = Student(in_process_channel(), Clock(5, 100))
+    student = Student(InProcessChannel(), Clock(5, 100))
     student.load([("cell", "def describe(fn):\n    return [fn.__name__, fn.__qualname__, fn.__module__, fn.__doc__, "
                            "repr(fn), type(fn).__name__]\n")])
     first = student.call("describe", student.remote(lambda *a: 1, values=True))
@@ -105,7 +107,7 @@ def test_a_served_function_carries_nothing_that_tells_it_apart():
 
 
 def test_a_forged_or_malformed_callback_fails_only_the_call_that_made_it():
-    student = Student(in_process_channel(), Clock(5, 100))
+    student = Student(InProcessChannel(), Clock(5, 100))
     served = student.remote(lambda call: None)
     for message in ({"handle": 12345, "method": "seen", "args": [{}], "kwargs": {}},  # a handle never given
                     {"handle": "x"}, {"handle": None, "method": 5},
