@@ -10,6 +10,11 @@ times its limit in all. The figure comes from the kernel, never from the sandbox
 Sandboxes run torch on one thread, so the waiting of their main thread is the waiting of the call.
 Where the kernel keeps no such count (or the process cannot be found), a deadline is a plain one.
 
+The kernel adds a wait to that count only once the process runs again. So a process that is waiting
+for a CPU when its deadline comes (runnable, and its CPU time has not moved since the last look) is
+looked at again a moment later (`QUEUED_LOOK`), until it runs or the stretch is used up; a process
+that loops on an idle machine is running when it is looked at, and gets at most one look more.
+
 A deadline also reads, from the kernel, the CPU time the process used meanwhile (`cpu_used`): a
 measure of the work a call did that a busy machine does not lengthen.
 """
@@ -19,6 +24,7 @@ from __future__ import annotations
 import time
 
 STRETCH = 3.0  # the most a deadline may move: to this many times its limit after the request
+QUEUED_LOOK = 0.05  # seconds: how soon a process found waiting for a CPU at its deadline is looked at again
 
 
 def run_delay(pid: int) -> float | None:
@@ -29,6 +35,15 @@ def run_delay(pid: int) -> float | None:
             return int(stats.read().split()[1]) / 1e9
     except (OSError, ValueError, IndexError):
         return None
+
+
+def runnable(pid: int) -> bool:
+    """Whether the main thread of `pid` is running or waiting to run (state R), by /proc/PID/stat."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rpartition(b")")[2].split()[0] == b"R"
+    except (OSError, IndexError):
+        return False
 
 
 def cpu_time(pid: int) -> float | None:
@@ -51,6 +66,7 @@ class Deadline:
         self.start = time.monotonic()
         self._waited_before = run_delay(pid) if pid else None
         self._cpu_before = cpu_time(pid) if pid else None
+        self._last_look: tuple[float, float] | None = None  # (when, its CPU time) at the last look past the deadline
 
     def waited(self) -> float:
         """Seconds the process has waited for a CPU since the request (0 where that is not known)."""
@@ -66,9 +82,24 @@ class Deadline:
 
     def __call__(self) -> float:
         plain = self.start + self.seconds
-        if time.monotonic() < plain:  # it can only be later: the caller asks again once this has passed
+        now = time.monotonic()
+        if now < plain:  # it can only be later: the caller asks again once this has passed
             return plain
-        return self.start + min(self.seconds + self.waited(), STRETCH * self.seconds)
+        due = self.start + min(self.seconds + self.waited(), STRETCH * self.seconds)
+        if due <= now and self._queued(now):
+            return min(now + QUEUED_LOOK, self.start + STRETCH * self.seconds)
+        return due
+
+    def _queued(self, now: float) -> bool:
+        """Whether the process may be waiting for a CPU now, a wait the kernel has not counted yet: runnable,
+        and (after a first look) its CPU time has moved by under a tenth of the time since the last look."""
+        if self.pid is None or self._waited_before is None or not runnable(self.pid):
+            return False
+        cpu = cpu_time(self.pid)
+        if cpu is None:
+            return False
+        last, self._last_look = self._last_look, (now, cpu)
+        return last is None or cpu - last[1] < 0.1 * (now - last[0])
 
     def overrun(self) -> float:
         """Seconds past its limit that the request has lasted so far, which only a wait for the CPU allows."""

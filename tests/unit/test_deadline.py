@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -64,6 +65,52 @@ def test_no_wait_moves_a_deadline_past_its_stretch(monkeypatch):
     monkeypatch.setattr(deadline, "run_delay", lambda pid: next(waited))
     due = Deadline(2.0, 12345)
     due.start -= 2.0  # its plain limit has passed
+    assert due() == due.start + STRETCH * 2.0
+
+
+class _Kernel:
+    """What the kernel says of one process, and the time, as a test sets them."""
+
+    def __init__(self, monkeypatch, runnable: bool):
+        self.now, self.cpu, self.is_runnable = 1000.0, 5.0, runnable
+        monkeypatch.setattr(deadline, "time", SimpleNamespace(monotonic=lambda: self.now))
+        monkeypatch.setattr(deadline, "run_delay", lambda pid: 0.0)  # a wait is counted only once the process runs
+        monkeypatch.setattr(deadline, "cpu_time", lambda pid: self.cpu)
+        monkeypatch.setattr(deadline, "runnable", lambda pid: self.is_runnable)
+
+    def wait(self, seconds: float, ran: float = 0.0) -> None:
+        self.now += seconds
+        self.cpu += ran
+
+
+def test_a_process_still_waiting_for_a_cpu_at_its_deadline_is_looked_at_again_until_it_runs(monkeypatch):
+    kernel = _Kernel(monkeypatch, runnable=True)
+    due = Deadline(2.0, 12345)
+    kernel.wait(2.0)  # at its deadline, runnable, its wait not counted yet
+    for _ in range(5):
+        assert due() > kernel.now
+        kernel.wait(deadline.QUEUED_LOOK)  # and still not run
+    assert due() > kernel.now
+    kernel.wait(deadline.QUEUED_LOOK, ran=deadline.QUEUED_LOOK)  # it ran: it is due
+    assert due() <= kernel.now
+
+
+def test_a_process_that_loops_on_an_idle_machine_gets_one_look_more(monkeypatch):
+    kernel = _Kernel(monkeypatch, runnable=True)
+    due = Deadline(2.0, 12345)
+    kernel.wait(2.0, ran=2.0)
+    assert due() == kernel.now + deadline.QUEUED_LOOK  # the first look cannot tell running from waiting
+    kernel.wait(deadline.QUEUED_LOOK, ran=deadline.QUEUED_LOOK)
+    assert due() <= kernel.now
+
+
+def test_a_sleeping_process_gets_no_look_and_a_waiting_one_none_past_the_stretch(monkeypatch):
+    kernel = _Kernel(monkeypatch, runnable=False)
+    due = Deadline(2.0, 12345)
+    kernel.wait(2.0)
+    assert due() <= kernel.now
+    kernel.is_runnable = True
+    kernel.wait(STRETCH * 2.0 - 2.0)
     assert due() == due.start + STRETCH * 2.0
 
 
