@@ -373,4 +373,3 @@ class InProcessChannel:
             return wire.encode(self.runtime.handle(wire.decode(request)))
         finally:
             self.last_cpu_seconds = time.process_time() - start
-
