@@ -197,12 +197,11 @@ class Student:
         return self.last_request[1] - self.last_request[0]
 
     @property
-    def last_work_seconds(self) -> float:
+    def last_work_seconds(self) -> float | None:
         """How long the submission's code computed for the last request: the CPU time of its process, as
-        the grader reads it from the kernel, which waiting for a busy machine's CPU does not lengthen (the
-        wall time, `last_seconds`, where the kernel gives no count)."""
-        cpu = self._channel.last_cpu_seconds
-        return self.last_seconds if cpu is None else cpu
+        the grader reads it from the kernel, which waiting for a busy machine's CPU does not lengthen; None
+        where the kernel gave no count (then only the wall time, `last_seconds`, is known)."""
+        return self._channel.last_cpu_seconds
 
     def _register(self, handler: ServedHandler) -> int:
         """A handle no submission can guess or tell apart from another: random, 62 bits."""
