@@ -128,6 +128,23 @@ def _processes_of(uid: int) -> int:
     return count
 
 
+def recount_processes(processes: int) -> None:
+    """For a part just forked: where sandboxes share the grader's uid (an ordinary user's host), its process
+    limit is set again `processes` above what the uid runs now, not when its sandbox was confined, so that
+    the room of processes that have ended since (other submissions' sandboxes) is not its to take. Only
+    ever lowered; where the count cannot be read, left as it is. A sandbox with a uid of its own counts
+    only its own processes here, so its limit stays as it was."""
+    if os.geteuid() == 0:
+        return
+    try:
+        running = _processes_of(os.getuid())
+    except OSError:
+        return
+    limit = processes + running
+    if running and limit < resource.getrlimit(resource.RLIMIT_NPROC)[0]:
+        resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
+
+
 def keep_memory_private() -> None:
     """For the grader's own processes: not dumpable, so that a sandbox running under the same uid (an
     ordinary user's host, without namespaces) cannot read their memory or /proc entries."""

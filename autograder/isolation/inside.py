@@ -63,6 +63,8 @@ def serve(sock: socket.socket, config: dict) -> None:
             if op == protocol.FORK:
                 child = _fork(line, children, forked)
                 if child == 0:
+                    _, _, _, processes, _ = config["limits"]
+                    confinement.recount_processes(processes)
                     continue  # now the part's process, on its own socket: no reply to send
                 reply = wire.encode(protocol.ok(child))
             elif op == protocol.KILL:
