@@ -531,12 +531,14 @@ def test_tiled_score_bytes(student, gen):
 
 # ---------------------------------------------------------------- what it holds, what it skips
 
-MEMORY_T, MEMORY_D, MEMORY_BLOCK = 2048, 32, 64
-# The grid alone takes 16 MiB. A correct version holds a block of 512 KiB of scores at a time. The cap is exact (the
-# sandbox's free heap serves nothing under it: isolation.confinement.without_heap_slack): every valid version of the
-# corpus passed at 5 MiB (the one with float64 accumulators needs about that), and the grid version failed at every
-# cap up to 24 MiB. At T = 4,096 the call cost four times as much (a tenth of a second, the costliest single call of all
-# the graders) for the same verdicts.
+MEMORY_T, MEMORY_D, MEMORY_BLOCK = 1536, 32, 64
+# The grid alone takes 9 MiB, and a version that builds it holds more than that (scores and weights): the corpus's
+# needed 32 MiB. A correct version holds a block of 384 KiB of scores at a time. The cap is exact (the sandbox's free
+# heap serves nothing under it: isolation.confinement.without_heap_slack), so that call pays a page fault per page of
+# every allocation of 64 KiB or more. Smallest cap each tiles version of tests/corpus passed, in MiB: at T = 1,536,
+# 2 (4 for the one with float64 accumulators) and 32 for the grid; at T = 2,048, 3 (5) and none up to 40. So T =
+# 1,536 tells them apart with more room on both sides of the cap, and the capped call of a correct version costs
+# 46 ms of CPU there against 69 ms at T = 2,048 (the costliest check of all, run for every submission).
 MEMORY_CAP = 8 * 2**20
 MEMORY_ROWS = 16  # compared with the reference, which builds a grid of these rows only
 
