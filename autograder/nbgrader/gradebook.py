@@ -283,6 +283,7 @@ def _notebooks_copied_and_validated_once() -> Iterator[None]:
     from nbformat.v4 import nbjson
 
     def writes_validated(nb: Any, version: Any = nbformat.NO_CONVERT, **kwargs: Any) -> str:
+        """``nbformat.writes`` without its validation (nbconvert's has just run on this notebook)."""
         if version is not nbformat.NO_CONVERT:
             nb = nbformat.convert(nb, version)
         else:
