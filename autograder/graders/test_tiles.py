@@ -573,11 +573,11 @@ WORK_ROUNDS, WORK_CLEAR_AFTER = 10, 2  # rounds at most; a clear pass after this
 # submission's process used for each call (`Student.last_work_seconds`), which a busy machine does not lengthen
 # as it does the wall time (where the kernel counted not every call, all are on the wall clock). Each round
 # times a causal call and a full one side by side (in turn first), and the verdict is the median of the rounds'
-# ratios. 18 of the 19 tiles versions of tests/corpus, run beside two busy
-# processes, measured: correct ones 0.20 to 0.66 (one round in 96 at 1.20), one that computes and masks every
-# block 1.87 to 2.25 (tests/corpus/buggy/tiles_causal_every_block_nan_guarded.py), the whole grid about 1.5;
-# on the wall clock, correct ones went from 0.09 to 1.66 in the same run. So the clock fails only what is
-# clearly no faster than the full call, and a median under 0.8 after two rounds ends the rounds early.
+# ratios. 18 of the 19 tiles versions of tests/corpus, run beside two busy processes, measured: correct ones 0.20
+# to 0.66 (one round in 96 at 1.20), one that computes and masks every block 1.87 to 2.25
+# (tests/corpus/buggy/tiles_causal_every_block_nan_guarded.py), the whole grid about 1.5; on the wall clock, correct
+# ones went from 0.09 to 1.66 in the same run. So the clock fails only what is clearly no faster than the full
+# call, and a median under 0.8 after two rounds ends the rounds early.
 WORK_RATIO, WORK_CLEAR_RATIO = 1.25, 0.8
 
 

@@ -77,8 +77,10 @@ class Deadline:
 
     def cpu_used(self) -> float | None:
         """Seconds the process has run on a CPU since the request; None where that is not known."""
-        now = cpu_time(self.pid) if self._cpu_before is not None and self.pid else None
-        return None if now is None or self._cpu_before is None else max(0.0, now - self._cpu_before)
+        if self._cpu_before is None:  # no pid, or no count at the request
+            return None
+        now = cpu_time(self.pid)
+        return None if now is None else max(0.0, now - self._cpu_before)
 
     def __call__(self) -> float:
         plain = self.start + self.seconds

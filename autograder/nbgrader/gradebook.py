@@ -203,7 +203,7 @@ def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list
     try:
         with _log_to_buffer(app) as log, _in_folder(course.root), _metadata_schema_checked_once(), \
                 _tables_and_course_checked_once(), _cells_read_per_notebook(), _grades_committed_per_notebook(), \
-                _notebooks_copied_and_validated_once(), warnings.catch_warnings():
+                _notebooks_uncopied_and_validated_once(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SQLAlchemy's autoflush warnings from inside nbgrader
             converter = Autograde(coursedir=coursedir, parent=app)
             converter.force = True
@@ -271,7 +271,7 @@ def _metadata_schema_checked_once() -> Iterator[None]:
 
 
 @contextmanager
-def _notebooks_copied_and_validated_once() -> Iterator[None]:
+def _notebooks_uncopied_and_validated_once() -> Iterator[None]:
     """For each notebook, nbconvert deep-copies it (and its resources) twice before the preprocessors run,
     and nbformat copies it again to write it, and validates it again, just after nbconvert did (which
     raises where it is invalid): a fifth of the converter's time, in pure Python. The converter reads each

@@ -10,7 +10,7 @@ from nbconvert.exporters import NotebookExporter, exporter, notebook
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from nbformat.v4 import nbjson
 
-from autograder.nbgrader.gradebook import _notebooks_copied_and_validated_once
+from autograder.nbgrader.gradebook import _notebooks_uncopied_and_validated_once
 
 
 def _notebook() -> nbformat.NotebookNode:
@@ -25,7 +25,7 @@ def _notebook() -> nbformat.NotebookNode:
 def test_the_same_text_is_written():
     nb = _notebook()  # each cell's id is drawn anew by every new_*_cell: one notebook, copied before either run
     written, _ = NotebookExporter().from_notebook_node(copy.deepcopy(nb))
-    with _notebooks_copied_and_validated_once():
+    with _notebooks_uncopied_and_validated_once():
         without_copies, _ = NotebookExporter().from_notebook_node(copy.deepcopy(nb))
     assert without_copies == written
     assert '"trusted"' not in written and '"orig_nbformat"' not in written  # what writing strips, stripped
@@ -33,7 +33,7 @@ def test_the_same_text_is_written():
 
 def test_inside_the_notebook_is_itself_outside_a_copy():
     nb = _notebook()
-    with _notebooks_copied_and_validated_once():
+    with _notebooks_uncopied_and_validated_once():
         assert exporter.copy.deepcopy(nb) is nb and nbjson.copy.deepcopy(nb) is nb
     assert exporter.copy is copy and nbjson.copy is copy and notebook.nbformat is nbformat
     assert exporter.copy.deepcopy(nb) is not nb
