@@ -24,8 +24,9 @@ from typing import Callable, Iterator
 
 from .. import assignment
 from .results import GradedSubmission, Status, Visibility
+from ..isolation.cgroups import memory_limit
 from ..isolation.limits import Limits
-from .slots import CpuSlots, memory_limit
+from .slots import CpuSlots
 from .submission import Submission, read_submission
 from .tampering import Tampering
 from ..isolation.protocol import SandboxBreach

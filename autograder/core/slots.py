@@ -23,23 +23,6 @@ def usable_cpus() -> int:
     return max(1, min(cores, int(quota + 0.999) if quota else cores))
 
 
-def memory_limit() -> int | None:
-    """This process's cgroup memory limit in bytes (a container's `--memory`, Gradescope's 768 MB), or None
-    when it has none, or none can be read."""
-    try:
-        for line in open("/proc/self/cgroup").read().splitlines():
-            _, controllers, path = line.split(":", 2)
-            if controllers == "" and os.path.exists(f"/sys/fs/cgroup{path}/memory.max"):
-                limit = open(f"/sys/fs/cgroup{path}/memory.max").read().strip()
-                return None if limit == "max" else int(limit)
-            if "memory" in controllers.split(","):
-                limit = int(open(f"/sys/fs/cgroup/memory{path}/memory.limit_in_bytes").read())
-                return None if limit >= 2**60 else limit
-    except (OSError, ValueError):
-        return None
-    return None
-
-
 def _cgroup_quota() -> float | None:
     """This process's cgroup CPU quota in cores (v2 cpu.max, or v1 cpu.cfs_quota_us), None when unlimited or unknown."""
     try:

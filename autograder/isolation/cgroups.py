@@ -21,6 +21,23 @@ CPU_PERIOD_US = 100_000  # a quota of one period per period: one core
 V1_SHARES, V2_WEIGHT = 1024, 100  # one ordinary process's weight against its siblings (cpu.shares, cpu.weight)
 
 
+def memory_limit() -> int | None:
+    """This process's cgroup memory limit in bytes (a container's `--memory`, Gradescope's 768 MB), or None
+    when it has none, or none can be read."""
+    try:
+        for line in open("/proc/self/cgroup").read().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if controllers == "" and os.path.exists(f"/sys/fs/cgroup{path}/memory.max"):
+                limit = open(f"/sys/fs/cgroup{path}/memory.max").read().strip()
+                return None if limit == "max" else int(limit)
+            if "memory" in controllers.split(","):
+                limit = int(open(f"/sys/fs/cgroup/memory{path}/memory.limit_in_bytes").read())
+                return None if limit >= 2**60 else limit
+    except (OSError, ValueError):
+        return None
+    return None
+
+
 def create(name: str) -> tuple[dict | None, str]:
     """A tree for one zygote's sandboxes as plain data, or (None, why not, in a few words)."""
     own = _own_cgroups()
