@@ -27,6 +27,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder import assignment
 from autograder.cli import main as cli_main
 from autograder.isolation.policy import inside, sandbox_view
 from autograder.nbgrader import gradebook as G
@@ -289,6 +290,30 @@ def test_the_converter_shares_one_database_engine(course, graded, tmp_path, monk
             assert update.written == [student] and not update.errors, update
     assert len(made) == 1, made  # nbgrader alone opens over 60 for one batch here
     assert api.create_engine.__name__ == "<lambda>"  # what it was before record(), put back
+
+
+def test_sanitised_notebooks_kept_in_memory_write_the_same(course, graded, tmp_path, monkeypatch):
+    """The converter hands each sanitised notebook to its grading pipeline in memory instead of through a
+    file in autograded/: the autograded notebooks are the same, byte for byte, as through the file, and
+    nbgrader's converter is put back afterwards."""
+    from contextlib import nullcontext
+
+    from nbgrader.converters import base
+
+    out, _ = graded
+    written = {}
+    convert = base.BaseConverter.convert_single_notebook
+    for way in ("in memory", "through the file"):
+        copy = tmp_path / way
+        shutil.copytree(course.root, copy)
+        if way == "through the file":
+            monkeypatch.setattr(G, "_sanitised_notebooks_kept_in_memory", nullcontext)
+        update = G.record(open_course(ASSIGNMENT, copy), out, STUDENTS)
+        assert update.written == sorted(STUDENTS) and not update.errors, update
+        assert base.BaseConverter.convert_single_notebook is convert
+        written[way] = {p.relative_to(copy): p.read_bytes() for p in sorted((copy / "autograded").rglob("*.ipynb"))}
+    assert len(written["in memory"]) == len(STUDENTS) * len(assignment.NOTEBOOKS)
+    assert written["in memory"] == written["through the file"]
 
 
 def test_opening_a_course_does_not_build_the_iri_grammars(course):
