@@ -45,7 +45,7 @@ class WorkerSettings:
     secrets: tuple[str, ...] = ()  # paths no sandbox may see (reports, submissions, the course)
     allow_weak: bool = False
     sandbox: dict[str, Any] = field(default_factory=dict)  # other Limits fields, e.g. memory_bytes
-    cpu_slots: tuple[int, ...] = ()  # descriptors of the run's CPU slots (core.slots): a worker is sent its own
+    cpu_slots: tuple[int, ...] = ()  # descriptors of the run's CPU gate and slots (core.slots): a worker is sent its own
 
     def limits(self) -> Limits:
         return Limits(call_seconds=self.call_seconds, **self.sandbox)

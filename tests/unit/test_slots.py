@@ -1,6 +1,7 @@
 """A worker's CPU slot is a lock on the run's own slot file, wherever the worker was forked from: the
 slots are sent over the worker's socket with its settings (a worker forked from the forkserver inherits
-none of the run's descriptors), so that no more than `jobs` workers compute at once."""
+none of the run's descriptors), so that no more than `jobs` workers compute at once; a worker waiting
+for one waits in line at the run's gate."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import os
 import socket
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -60,8 +63,9 @@ def slots():
     made: list[int] = []
 
     def make(count: int) -> list[int]:
+        """The gate's descriptor, then the slots'."""
         made.extend(CpuSlots.create(count))
-        return made[-count:]
+        return made[-count - 1:]
 
     yield make
     for fd in made:
@@ -69,11 +73,12 @@ def slots():
 
 
 def test_a_worker_that_inherits_nothing_holds_the_runs_slot(slots):
-    (slot,) = slots(1)
-    process, worker = _holder([slot])
+    gate, slot = slots(1)
+    process, worker = _holder([gate, slot])
     try:
-        assert process.stdout.readline().split() == ["1", "0"]
+        assert process.stdout.readline().split() == ["2", "0"]
         assert not _lockable(slot), "the worker's lock is not on the run's slot file"
+        assert _lockable(gate), "the worker stayed at the gate once it held a slot"
     finally:
         _end(process, worker)
     assert _lockable(slot), "the slot stayed locked after its worker ended"
@@ -86,7 +91,7 @@ def test_two_workers_hold_two_different_slots(slots):
     try:
         held = {first.stdout.readline().split()[1], second.stdout.readline().split()[1]}
         assert held == {"0", "1"}
-        assert not any(_lockable(fd) for fd in run)
+        assert not any(_lockable(fd) for fd in run[1:])
     finally:
         _end(first, first_worker)
         _end(second, second_worker)
@@ -98,6 +103,23 @@ def test_more_slots_than_one_message_carries_all_arrive(slots):
     try:
         count, held = process.stdout.readline().split()
         assert int(count) == len(run)
-        assert not _lockable(run[int(held)])
+        assert not _lockable(run[1 + int(held)])
     finally:
         _end(process, worker)
+
+
+def test_a_worker_waiting_for_a_slot_waits_at_the_gate_then_takes_the_slot_let_go(slots):
+    gate, slot = slots(1)
+    holding, waiting = CpuSlots([gate, slot]), CpuSlots([gate, slot])  # two workers' own open files
+    holding.acquire()
+    waiter = threading.Thread(target=waiting.acquire)
+    waiter.start()
+    deadline = time.monotonic() + 30
+    while _lockable(gate) and time.monotonic() < deadline:  # until the waiting one is in line
+        os.sched_yield()
+    assert not _lockable(gate), "the waiting worker is not in line at the gate"
+    holding.release()
+    waiter.join(30)
+    assert not waiter.is_alive() and waiting._held == 0, "the slot let go was not taken by the one in line"
+    assert _lockable(gate) and not _lockable(slot)
+    waiting.release()
