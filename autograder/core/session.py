@@ -28,7 +28,7 @@ from .results import GradedSubmission
 from .served import Reference, served_names
 from . import tampering
 from .slots import CpuSlots
-from .submission import Submission, setup_imports
+from .submission import Submission, SubmissionError, setup_imports
 
 if TYPE_CHECKING:
     from ..isolation.sandbox import ZygoteClient
@@ -176,7 +176,7 @@ class Grader:
 
     def __init__(self, backend: Backend, limits: TimeLimits, plugin: GradingPlugin, slots: CpuSlots | None = None):
         self.backend, self.limits, self.plugin, self.slots = backend, limits, plugin, slots
-        self.preloaded = set(setup_imports())  # what every sandbox has imported before any submission's code
+        self.preloaded = _preloaded()
 
     def grade_each(self, jobs: Iterable[Job], by_part: dict[str, list[pytest.Item]],
                    on_graded: Callable[[GradedSubmission], None]) -> None:
@@ -232,6 +232,15 @@ class Grader:
         if not graded.checks:
             graded.error = f"no checks ran for the parts {', '.join(job.parts)}"
         return graded
+
+
+def _preloaded() -> set[str]:
+    """What every sandbox has imported before any submission's code (the release's setup cells' imports);
+    where the release cannot be read, nothing, so literal cells that import are loaded as any code is."""
+    try:
+        return set(setup_imports())
+    except (OSError, SubmissionError):
+        return set()
 
 
 def _tampering(submission: Submission, students: list[Student]) -> tampering.Tampering:
