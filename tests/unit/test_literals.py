@@ -83,3 +83,12 @@ def test_what_it_cannot_answer_goes_to_a_sandbox_loaded_with_the_same_cells():
     assert student.get("answer_q01") == "c" and len(opened) == 1 and len(opened[0].got) == 5  # now all go there
     student.close()
     assert opened[0].closed
+
+
+def test_where_the_release_cannot_be_read_no_import_counts_as_made(monkeypatch):
+    from autograder.core import session
+
+    assert "quizcheck" in session._preloaded()  # the release's setup cells import it
+    monkeypatch.setattr(session, "setup_imports", lambda: (_ for _ in ()).throw(FileNotFoundError("no release")))
+    assert session._preloaded() == set()
+    assert literal_values(QUIZ, session._preloaded()) is None  # then the quiz is loaded in a sandbox
