@@ -2,12 +2,12 @@
 
 Every submission's sandbox is a fork of the zygote, and every part a fork of that. Importing torch
 leaves some 150 MiB of the zygote's own memory (the heap, Python's arenas) in 4 KiB pages: each fork
-copies a page-table entry for every one of them, and each exit takes them down again, a fifth of a
-class's CPU time in the kernel. Collapsed into huge pages (`MADV_COLLAPSE`, Linux 6.1), a fork copies
-one entry per 2 MiB, and a sandbox that writes to one copies only the 4 KiB page it writes (the
-kernel splits the huge page's mapping for that process alone). Measured on this machine, a part's
-fork, one call and its end went from 13 to 9 ms of CPU, a sandbox's load and first part from 35 to
-27 ms.
+copies a page-table entry for every one of them, and each exit takes them down again: together a
+tenth of a class's CPU time, in the kernel (`perf record -a`). Collapsed into huge pages
+(`MADV_COLLAPSE`, Linux 6.1), a fork copies one entry per 2 MiB, and a sandbox that writes to one
+copies only the 4 KiB page it writes (the kernel splits the huge page's mapping for that process
+alone). Measured on this machine, a part's fork, one call and its end went from 13 to 9 ms of CPU, a
+sandbox's load and first part from 32 to 27 ms.
 
 The collapsed pages are the zygote's own copy (until then it shared them with the workers' parent it
 was forked from): some 150 MiB more, so not where the run's memory is limited below
