@@ -23,7 +23,7 @@ CHUNK_BYTES = 2 * 2**20  # one huge page on x86-64 and on arm64 with 4 KiB pages
 MADV_COLLAPSE = 25
 MIN_MEMORY_BYTES = 2 * 2**30  # under a cgroup memory limit below this (Gradescope's 768 MB), no copy
 
-_libc = ctypes.CDLL(None, use_errno=True)
+_libc = ctypes.CDLL(None)  # madvise is best effort here: its errno is never read
 _libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 
 
