@@ -202,7 +202,7 @@ def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list
     coursedir.student_id_exclude = ",".join(sorted(set(course.submissions()) - set(graded)))
     try:
         with _log_to_buffer(app) as log, _in_folder(course.root), _metadata_schema_checked_once(), \
-                _tables_and_course_checked_once(), _cells_read_per_notebook(), _grades_committed_per_notebook(), \
+                _cells_read_per_notebook(), _grades_committed_per_notebook(), \
                 _notebooks_uncopied_and_validated_once(), _sanitised_notebooks_kept_in_memory(), \
                 warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SQLAlchemy's autoflush warnings from inside nbgrader
@@ -241,17 +241,21 @@ def _log_to_buffer(app: Any) -> Iterator[io.StringIO]:
         app.log.setLevel(saved_level)
 
 
+_SCHEMA_VALIDATORS: dict[str, Any] = {}  # nbgrader's metadata schema (as JSON) -> its validator, checked once
+
+
 @contextmanager
 def _metadata_schema_checked_once() -> Iterator[None]:
     """nbgrader checks each cell's nbgrader metadata with ``jsonschema.validate``, which first checks
     the schema itself against jsonschema's metaschema, on every cell: a sixth of the converter's
     time. For the converter's run, the same validation by a validator whose schema was checked once
-    (nbgrader's module is given it in place of the jsonschema module; nothing else changes)."""
+    in this process (nbgrader's module is given it in place of the jsonschema module; nothing else
+    changes)."""
     import jsonschema
     from jsonschema.exceptions import best_match
     from nbgrader.nbgraderformat import common
 
-    checked: dict[str, Any] = {}
+    checked = _SCHEMA_VALIDATORS
 
     def validate(instance: Any, schema: dict) -> None:
         key = json.dumps(schema, sort_keys=True)  # nbgrader reads its schema file afresh per notebook
@@ -274,13 +278,14 @@ def _metadata_schema_checked_once() -> Iterator[None]:
 @contextmanager
 def _notebooks_uncopied_and_validated_once() -> Iterator[None]:
     """For each notebook, nbconvert deep-copies it (and its resources) twice before the preprocessors run,
-    and nbformat copies it again to write it, and validates it again, just after nbconvert did (which
-    raises where it is invalid): a fifth of the converter's time, in pure Python. The converter reads each
-    notebook from its file, writes it, and keeps nothing of it: for the converter's run, those copies are
-    the notebook itself, and it is written without the second validation (the same notebook, the same
-    file)."""
+    and once more to normalise it, and nbformat copies it again to write it, and validates it again, just
+    after nbconvert did (which raises where it is invalid): a fifth of the converter's time, in pure Python.
+    The converter reads each notebook from its file, writes it, and keeps nothing of it: for the
+    converter's run, those copies are the notebook itself, and it is written without the second
+    validation (the same notebook, the same file)."""
     import nbformat
     from nbconvert.exporters import exporter, notebook
+    from nbformat import validator
     from nbformat.v4 import nbjson
 
     def writes_validated(nb: Any, version: Any = nbformat.NO_CONVERT, **kwargs: Any) -> str:
@@ -292,13 +297,14 @@ def _notebooks_uncopied_and_validated_once() -> Iterator[None]:
         return nbformat.versions[version].writes_json(nb, **kwargs)
 
     itself = SimpleNamespace(deepcopy=lambda value, memo=None: value)
-    saved = exporter.copy, nbjson.copy, notebook.nbformat
+    saved = exporter.copy, nbjson.copy, validator.deepcopy, notebook.nbformat
     exporter.copy = nbjson.copy = itself
+    validator.deepcopy = itself.deepcopy
     notebook.nbformat = SimpleNamespace(**{**vars(nbformat), "writes": writes_validated})
     try:
         yield
     finally:
-        exporter.copy, nbjson.copy, notebook.nbformat = saved
+        exporter.copy, nbjson.copy, validator.deepcopy, notebook.nbformat = saved
 
 
 @contextmanager
@@ -352,12 +358,16 @@ def _sanitised_notebooks_kept_in_memory() -> Iterator[None]:
 class SharedEngines:
     """nbgrader opens a new ``Gradebook``, with a new SQLAlchemy engine, for each step of each notebook:
     some five hundred for a class of forty, each compiling every query afresh (SQLAlchemy caches
-    compiled SQL per engine). While ``installed``, the gradebooks of one database share one engine, for
-    as long as this object lives (a run's every batch: a batch of one student compiled some twenty
-    queries again); ``close`` (or leaving its ``with``) disposes of them."""
+    compiled SQL per engine), listing and checking the tables and looking the course up. While
+    ``installed``, the gradebooks of one database share one engine, whose tables and courses are
+    checked once, for as long as this object lives (a run's every batch: a batch of one student
+    compiled some twenty queries again, and checked the tables six times); ``close`` (or leaving its
+    ``with``) disposes of them."""
 
     def __init__(self) -> None:
         self._engines: dict[str, Any] = {}
+        self._tables: dict[int, list[str]] = {}  # id of an engine -> its tables, once they exist
+        self._courses: set[tuple[int, str]] = set()  # (id of an engine, course id) checked
 
     def __enter__(self) -> "SharedEngines":
         return self
@@ -379,7 +389,8 @@ class SharedEngines:
 
         api.create_engine = shared
         try:
-            yield
+            with _tables_and_course_checked_once(self._tables, self._courses):
+                yield
         finally:
             api.create_engine = create_engine
 
@@ -387,18 +398,18 @@ class SharedEngines:
         for engine in self._engines.values():
             engine.dispose()
         self._engines.clear()
+        self._tables.clear()
+        self._courses.clear()
 
 
 @contextmanager
-def _tables_and_course_checked_once() -> Iterator[None]:
+def _tables_and_course_checked_once(checked: dict[int, list[str]], courses: set[tuple[int, str]]) -> Iterator[None]:
     """Each new ``Gradebook`` lists the database's tables, has SQLAlchemy check every one of them
     (``create_all``) and looks its course up (``check_course``, creating it where missing), some sixteen
-    times per student. For the converter's run, each engine's tables are checked once, and each course
-    once per engine; a database without tables is still created as nbgrader does."""
+    times per student. Meanwhile, each engine's tables are checked once (kept in `checked`), and each
+    course once per engine (in `courses`); a database without tables is still created as nbgrader does."""
     from nbgrader import api
 
-    checked: dict[int, list[str]] = {}
-    courses: set[tuple[int, str]] = set()
     inspect, metadata, check_course = api.inspect, api.Base.metadata, api.Gradebook.check_course
 
     def tables_of(engine: Any) -> SimpleNamespace:
