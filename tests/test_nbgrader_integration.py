@@ -274,22 +274,24 @@ def test_a_notebook_nbgrader_refuses_costs_only_its_own_gradebook_entry(course, 
 def test_the_converter_shares_one_database_engine(course, graded, tmp_path, monkeypatch):
     """nbgrader opens a Gradebook (and an engine) per notebook and per step; while our writer runs its
     converter and its checks after it, they share one, and so do the batches of one run, so a query is
-    compiled once. The scores are the same (tests above)."""
+    compiled once, and its tables are listed once. The scores are the same (tests above)."""
     from nbgrader import api
 
     out, _ = graded
     copy = tmp_path / "course"
     shutil.copytree(course.root, copy)
     opened = open_course(ASSIGNMENT, copy)
-    made = []
-    create_engine = api.create_engine
+    made, listed = [], []
+    create_engine, inspect = api.create_engine, api.inspect
     monkeypatch.setattr(api, "create_engine", lambda *args, **kwargs: made.append(args) or create_engine(*args, **kwargs))
+    monkeypatch.setattr(api, "inspect", lambda engine: listed.append(engine) or inspect(engine))
     with G.SharedEngines() as engines:  # as the run's writer does: one batch per student here
         for student in STUDENTS:
             update = G.record(opened, out, [student], engines=engines)
             assert update.written == [student] and not update.errors, update
     assert len(made) == 1, made  # nbgrader alone opens over 60 for one batch here
-    assert api.create_engine.__name__ == "<lambda>"  # what it was before record(), put back
+    assert len(listed) == 1, listed  # once per batch before, every Gradebook's in nbgrader alone
+    assert api.create_engine.__name__ == api.inspect.__name__ == "<lambda>"  # what they were before record(), put back
 
 
 def test_sanitised_notebooks_kept_in_memory_write_the_same(course, graded, tmp_path, monkeypatch):
