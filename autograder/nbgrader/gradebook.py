@@ -282,7 +282,8 @@ def _notebooks_uncopied_and_validated_once() -> Iterator[None]:
     after nbconvert did (which raises where it is invalid): a fifth of the converter's time, in pure Python.
     The converter reads each notebook from its file, writes it, and keeps nothing of it: for the
     converter's run, those copies are the notebook itself, and it is written without the second
-    validation (the same notebook, the same file)."""
+    validation (the same notebook, the same file). (nbformat's ``isvalid``, which the converter does not
+    call, would then check that validation left the notebook as it was against itself.)"""
     import nbformat
     from nbconvert.exporters import exporter, notebook
     from nbformat import validator

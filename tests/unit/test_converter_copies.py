@@ -7,6 +7,7 @@ import copy
 
 import nbformat
 from nbconvert.exporters import NotebookExporter, exporter, notebook
+from nbformat import validator
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 from nbformat.v4 import nbjson
 
@@ -34,6 +35,8 @@ def test_the_same_text_is_written():
 def test_inside_the_notebook_is_itself_outside_a_copy():
     nb = _notebook()
     with _notebooks_uncopied_and_validated_once():
-        assert exporter.copy.deepcopy(nb) is nb and nbjson.copy.deepcopy(nb) is nb
+        assert exporter.copy.deepcopy(nb) is nb and nbjson.copy.deepcopy(nb) is nb and validator.deepcopy(nb) is nb
+        assert validator.normalize(nb)[1] is nb  # nbconvert normalises the notebook itself, not a copy
     assert exporter.copy is copy and nbjson.copy is copy and notebook.nbformat is nbformat
+    assert validator.deepcopy is copy.deepcopy and validator.normalize(nb)[1] is not nb
     assert exporter.copy.deepcopy(nb) is not nb
