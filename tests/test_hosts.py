@@ -77,3 +77,36 @@ def test_the_tarpit_costs_what_it_costs_elsewhere(host, work):
     slow = {sid: seconds[sid] for sid in tarpit.LOOPERS
             if seconds[sid] > tarpit.looper_bound(seconds["base_again"], TIMEOUT)}
     assert not slow, (seconds["base_again"], slow)
+
+
+def test_another_run_s_leftover_cgroups_never_stop_a_run_in_a_container(work):
+    """A grader killed before it cleaned up leaves its cgroup tree; in a container that sees the host's cgroups
+    read-only, the next run can neither remove it nor use cgroups, and grades without (its zygote died at start)."""
+    why = hosts.available("docker")
+    if why:
+        pytest.skip(f"cannot emulate docker here: {why}")
+    from autograder.isolation import cgroups
+
+    own = cgroups._own_cgroups()
+    parents = [cgroups.ROOT / c / own.get(c, "").lstrip("/") for c in cgroups.V1_CONTROLLERS]
+    if not all(os.access(parent, os.W_OK) for parent in parents):
+        pytest.skip("no writable cgroup v1 tree here to leave a stale one in")
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    stale = {"version": 1, "folders": {"": ""}}
+    name = f"autograder-{os.readlink('/proc/self/ns/pid')[5:-1]}-{gone.pid}"  # the namespace the container shares
+    try:
+        for parent in parents:
+            (parent / name / "sandbox-1").mkdir(parents=True)
+        (work / "base.py").write_text(tarpit.BASE)
+        run = subprocess.run([*hosts.command("docker", []), sys.executable, "-m", "autograder", "grade",
+                              str(work / "base.py"), "--out", str(work / "out"), "--jobs", "1", "--parts", "masks"],
+                             capture_output=True, text=True, cwd=ROOT, env={**_env(), "AUTOGRADER_SECRET": "hosts"},
+                             timeout=900)
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert "no cgroup each" in run.stderr.splitlines()[0], run.stderr[:2000]
+        assert all((parent / name / "sandbox-1").is_dir() for parent in parents)  # read-only there: left as it was
+    finally:
+        for parent in parents:
+            stale["folders"][""] = str(parent / name)
+            cgroups.remove_tree(stale, patience_seconds=0)

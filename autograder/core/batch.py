@@ -182,6 +182,8 @@ class LocalPool:
             self.weaknesses.update(self._zygote.wait_ready())
         except SandboxBreach as exc:
             raise WorkerError(f"grading refused: {exc}", fatal=True) from None
+        except RuntimeError as exc:
+            raise WorkerError(f"grading could not start: {exc}", fatal=True) from None
         self.isolation = self._zygote.isolation
         return self.isolation
 

@@ -21,6 +21,7 @@ import socket
 import struct
 import subprocess
 import sys
+import traceback
 import threading
 from typing import Any, Callable
 
@@ -227,7 +228,8 @@ def _fork_workers(control: socket.socket, plugin: Any, by_part: dict, interrupt:
 
 def _fork(control: socket.socket, interrupt: Any, child: Callable[[], None], fds: list[int]) -> int:
     """Fork a process that runs `child` with the run's SIGINT handling and then ends (it never returns
-    here); the run's line and `fds`, which are the child's now, are closed on this side. The child's pid."""
+    here); the run's line and `fds`, which are the child's now, are closed on this side. The child's pid.
+    What stopped a child is printed on the run's standard error before it ends (`os._exit` would lose it)."""
     pid = os.fork()
     if pid == 0:
         control.close()
@@ -236,6 +238,9 @@ def _fork(control: socket.socket, interrupt: Any, child: Callable[[], None], fds
         try:
             child()
             status = 0
+        except Exception:  # noqa: BLE001 - said, then the child ends with status 1
+            traceback.print_exc()
+            sys.stderr.flush()
         finally:
             os._exit(status)
     for fd in fds:

@@ -5,7 +5,8 @@ processes slows only their own checks, never another student's.
 cgroup v1 (a hierarchy per controller, as here) is used when its cpu, pids and memory controllers
 are writable; cgroup v2 when this process's cgroup already delegates those controllers to its
 children. Otherwise sandboxes run without (`create` says why). The tree of one zygote is
-`<own cgroup>/autograder-<pid>/` in each hierarchy, a folder per sandbox inside it.
+`<own cgroup>/autograder-<PID namespace>-<pid>/` in each hierarchy (`tree_name`), a folder per sandbox
+inside it.
 """
 
 from __future__ import annotations
@@ -131,14 +132,31 @@ def remove_tree(tree: dict, patience_seconds: float = 5.0) -> None:
             pass
 
 
+def tree_name() -> str:
+    """The name of this process's tree: its pid, and the PID namespace that pid is of, so that a run in
+    another namespace (a container that shares the host's cgroups) never takes a live tree for a stale one."""
+    return f"autograder-{_pid_namespace()}-{os.getpid()}"
+
+
+def _pid_namespace() -> str:
+    return os.readlink("/proc/self/ns/pid").removeprefix("pid:[").removesuffix("]")
+
+
 def _remove_stale(tree: dict) -> None:
-    """Trees of zygotes that are gone (their grader was killed before it could clean up)."""
+    """Trees of zygotes of this PID namespace that are gone (their grader was killed before it could clean
+    up), as far as this process may remove them. A tree it may not touch (a read-only cgroup file system, as
+    in a Docker container that sees the host's cgroups; another user's tree) is left: another run's
+    leftovers never stop this one."""
+    own = f"autograder-{_pid_namespace()}-"
     for folder in tree["folders"].values():
         parent = Path(folder).parent
-        for stale in parent.glob("autograder-*") if parent.is_dir() else []:
-            pid = stale.name.removeprefix("autograder-")
+        for stale in parent.glob(f"{own}*") if parent.is_dir() else []:
+            pid = stale.name.removeprefix(own)
             if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-                remove_tree({"version": tree["version"], "folders": {"": str(stale)}}, patience_seconds=0)
+                try:
+                    remove_tree({"version": tree["version"], "folders": {"": str(stale)}}, patience_seconds=0)
+                except OSError:
+                    pass
 
 
 def _own_cgroups() -> dict[str, str]:

@@ -163,10 +163,14 @@ class Zygote(ZygoteClient):
         `allow_weak`). Only this probe decides: no submission code has run in that sandbox."""
         if self._ready:
             return self.weaknesses
-        hello = frames.recv_frame(self.sock)  # once it has found out what isolation this machine allows
+        try:
+            hello = frames.recv_frame(self.sock)  # once it has found out what isolation this machine allows
+        except (OSError, frames.FrameError):  # it ended with our messages unread: the line was reset
+            hello = None
         if hello is None:
             self.close()
-            raise RuntimeError(f"the sandbox zygote did not start (exit status {self.process.returncode})")
+            raise RuntimeError("the process that starts the sandboxes ended before it was ready (what stopped it, "
+                               "if anything, is printed above)")
         facts = json.loads(hello)
         self.weaknesses = list(facts.get("weaknesses", []))
         self.isolation = str(facts.get("isolation", ""))

@@ -47,7 +47,7 @@ def run(fd: int, configuration: bytes) -> None:
     config["real_root"] = os.geteuid() == 0
     # where the cgroup tree is writable, as root or not; elsewhere (a container's read-only cgroup file system)
     # that is normal: the first line of the run says so, and no warning does
-    tree, no_cgroup = cgroups.create(f"autograder-{os.getpid()}")
+    tree, no_cgroup = cgroups.create(cgroups.tree_name())
     weaknesses: list[str] = []
     config["cgroups"] = tree
     mode = confinement.enter_zygote_namespaces(fd, afterwards=lambda: tree and cgroups.remove_tree(tree))
