@@ -85,7 +85,7 @@ def test_another_run_s_leftover_cgroups_never_stop_a_run_in_a_container(work):
     why = hosts.available("docker")
     if why:
         pytest.skip(f"cannot emulate docker here: {why}")
-    from autograder.isolation import cgroups
+    from autograder.isolation import cgroups, identity
 
     own = cgroups._own_cgroups()
     parents = [cgroups.ROOT / c / own.get(c, "").lstrip("/") for c in cgroups.V1_CONTROLLERS]
@@ -94,7 +94,7 @@ def test_another_run_s_leftover_cgroups_never_stop_a_run_in_a_container(work):
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
     stale = {"version": 1, "folders": {"": ""}}
-    name = f"autograder-{os.readlink('/proc/self/ns/pid')[5:-1]}-{gone.pid}"  # the namespace the container shares
+    name = f"autograder-{identity.pid_namespace()}-{gone.pid}"  # the namespace the container shares
     try:
         for parent in parents:
             (parent / name / "sandbox-1").mkdir(parents=True)
@@ -110,3 +110,46 @@ def test_another_run_s_leftover_cgroups_never_stop_a_run_in_a_container(work):
         for parent in parents:
             stale["folders"][""] = str(parent / name)
             cgroups.remove_tree(stale, patience_seconds=0)
+
+
+def _sandbox_uids() -> dict[int, set[str]]:
+    """uid -> the PID namespaces of its processes, for every process that runs under a sandbox's uid now."""
+    from autograder.isolation import identity
+
+    found: dict[int, set[str]] = {}
+    for entry in os.listdir("/proc"):
+        try:
+            uid = int(Path(f"/proc/{entry}/status").read_text().split("Uid:\t")[1].split()[0])
+            namespace = os.readlink(f"/proc/{entry}/ns/pid")
+        except (OSError, IndexError, ValueError):
+            continue
+        if uid >= identity.SANDBOX_UID_BASE:
+            found.setdefault(uid, set()).add(namespace)
+    return found
+
+
+def test_two_containers_grading_at_once_never_share_a_sandbox_uid(work):
+    """Each container numbers its processes from 1, so the same pid is a sandbox in both: the uid must still
+    differ, or one student's processes count against the other's process limit (a fork storm stops its forks)."""
+    why = hosts.available("runc")
+    if why:
+        pytest.skip(f"cannot emulate a container here: {why}")
+    runs = []
+    for name in ("a", "b"):
+        (work / f"{name}.py").write_text(tarpit.BASE)
+        runs.append(subprocess.Popen([*hosts.command("runc", []), sys.executable, "-m", "autograder", "grade",
+                                      str(work / f"{name}.py"), "--out", str(work / f"out-{name}"), "--jobs", "1",
+                                      "--parts", "masks"], cwd=ROOT, env={**_env(), "AUTOGRADER_SECRET": "hosts"},
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+    seen: dict[int, set[str]] = {}
+    while running := [run for run in runs if run.poll() is None]:  # sampled as they grade
+        for uid, namespaces in _sandbox_uids().items():
+            seen.setdefault(uid, set()).update(namespaces)
+        try:
+            running[0].wait(timeout=0.02)
+        except subprocess.TimeoutExpired:
+            pass
+    for run in runs:
+        assert run.wait() == 0, run.stderr.read()[-3000:]
+    assert len(seen) >= 2, seen  # both containers' sandboxes were seen
+    assert not {uid: ns for uid, ns in seen.items() if len(ns) > 1}

@@ -16,6 +16,8 @@ import os
 import time
 from pathlib import Path
 
+from . import identity
+
 ROOT = Path("/sys/fs/cgroup")
 V1_CONTROLLERS = ("cpu", "pids", "memory")
 CPU_PERIOD_US = 100_000  # a quota of one period per period: one core
@@ -135,11 +137,7 @@ def remove_tree(tree: dict, patience_seconds: float = 5.0) -> None:
 def tree_name() -> str:
     """The name of this process's tree: its pid, and the PID namespace that pid is of, so that a run in
     another namespace (a container that shares the host's cgroups) never takes a live tree for a stale one."""
-    return f"autograder-{_pid_namespace()}-{os.getpid()}"
-
-
-def _pid_namespace() -> str:
-    return os.readlink("/proc/self/ns/pid").removeprefix("pid:[").removesuffix("]")
+    return f"autograder-{identity.pid_namespace()}-{os.getpid()}"
 
 
 def _remove_stale(tree: dict) -> None:
@@ -147,7 +145,7 @@ def _remove_stale(tree: dict) -> None:
     up), as far as this process may remove them. A tree it may not touch (a read-only cgroup file system, as
     in a Docker container that sees the host's cgroups; another user's tree) is left: another run's
     leftovers never stop this one."""
-    own = f"autograder-{_pid_namespace()}-"
+    own = f"autograder-{identity.pid_namespace()}-"
     for folder in tree["folders"].values():
         parent = Path(folder).parent
         for stale in parent.glob(f"{own}*") if parent.is_dir() else []:

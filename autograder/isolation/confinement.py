@@ -27,10 +27,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from . import cgroups, landlock, seccomp
+from . import cgroups, identity, landlock, seccomp
 from .policy import View
 
-SANDBOX_UID_BASE = 1 << 30  # + the sandbox's pid: a uid no one else has, so process limits count per sandbox
 SCRATCH = "/tmp/submission"
 CGROUP_HEADROOM_BYTES = 2**30  # page tables, page cache and the allocator's slack beyond the memory limit
 NEW_ROOT = "/tmp"  # where the sandbox's root is assembled (in its own mount namespace) before pivot_root
@@ -172,7 +171,7 @@ def confine(config: dict, drop_root: str, keep_fd: int) -> list[str]:
     view: View = config["view"]
     weaknesses: list[str] = []
     os.setsid()
-    host_pid = int(os.readlink("/proc/self"))  # before /proc is replaced: unique on this machine
+    host_pid = int(os.readlink("/proc/self"))  # before /proc is replaced: unique in the zygote's first PID namespace
     if config.get("cgroups") is not None:
         # Above what the address-space limit below lets one process touch, so that a plain memory bomb
         # fails at once with an allocation error; the cgroup bounds the whole tree (children, /tmp),
@@ -209,8 +208,9 @@ def confine(config: dict, drop_root: str, keep_fd: int) -> list[str]:
     if not private:  # no namespaces here: the view is Landlock's (its paths opened while they can be)
         ruleset, missing = landlock.prepare(view, scratch)
         weaknesses += missing
-    if drop_root:  # a uid of its own: other sandboxes' processes do not count against its process limit
-        weaknesses += _own_uid(SANDBOX_UID_BASE + host_pid, scratch, keep_file_access=drop_root == "fsuid")
+    if drop_root:  # a uid of its own: no other sandbox's processes (of any run here) count against its limit
+        uid = identity.sandbox_uid(host_pid, config["pid_namespace"])
+        weaknesses += _own_uid(uid, scratch, keep_file_access=drop_root == "fsuid")
     if os.geteuid() == 0:  # root of a user namespace, or root that cannot leave uid 0
         _drop_capabilities()
     if ruleset is not None:

@@ -29,7 +29,7 @@ import struct
 import sys
 import tempfile
 
-from . import cgroups, confinement, frames, hugepages, inside, policy
+from . import cgroups, confinement, frames, hugepages, identity, inside, policy
 from .protocol import ATTACH, SPAWN
 
 
@@ -45,6 +45,7 @@ def run(fd: int, configuration: bytes) -> None:
     config = json.loads(configuration)
     config["public"] = {name: base64.b64decode(data) for name, data in config["public"].items()}
     config["real_root"] = os.geteuid() == 0
+    config["pid_namespace"] = identity.pid_namespace()  # what sandboxes' pids are counted in (see identity)
     # where the cgroup tree is writable, as root or not; elsewhere (a container's read-only cgroup file system)
     # that is normal: the first line of the run says so, and no warning does
     tree, no_cgroup = cgroups.create(cgroups.tree_name())

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.isolation import cgroups
+from autograder.isolation import cgroups, identity
 
 
 def _dead_pid() -> int:
@@ -23,10 +23,6 @@ def _dead_pid() -> int:
     process = subprocess.Popen([sys.executable, "-c", "pass"])
     process.wait()
     return process.pid
-
-
-def _own_namespace() -> str:
-    return os.readlink("/proc/self/ns/pid").removeprefix("pid:[").removesuffix("]")
 
 
 def _fake_v1_root(root: Path) -> None:
@@ -39,7 +35,7 @@ def test_a_leftover_that_cannot_be_removed_is_left_and_the_run_goes_on(tmp_path,
     _fake_v1_root(tmp_path)
     monkeypatch.setattr(cgroups, "ROOT", tmp_path)
     monkeypatch.setattr(cgroups, "_own_cgroups", lambda: {})
-    stale = f"autograder-{_own_namespace()}-{_dead_pid()}"
+    stale = f"autograder-{identity.pid_namespace()}-{_dead_pid()}"
     for controller in cgroups.V1_CONTROLLERS:
         (tmp_path / controller / stale / "sandbox-3").mkdir(parents=True)
 
@@ -57,10 +53,10 @@ def test_only_this_namespace_s_trees_of_gone_processes_are_removed():
     own = cgroups._own_cgroups()
     if not all(os.access(cgroups.ROOT / c / own.get(c, "").lstrip("/"), os.W_OK) for c in cgroups.V1_CONTROLLERS):
         pytest.skip("no writable cgroup v1 tree here")
-    namespace = _own_namespace()
+    namespace = identity.pid_namespace()
     names = {"stale": f"autograder-{namespace}-{_dead_pid()}",
              "live": f"autograder-{namespace}-{os.getppid()}",
-             "other namespace": f"autograder-{int(namespace) + 1}-{_dead_pid()}"}
+             "other namespace": f"autograder-{namespace + 1}-{_dead_pid()}"}
     parents = [cgroups.ROOT / c / own.get(c, "").lstrip("/") for c in cgroups.V1_CONTROLLERS]
     for parent in parents:
         for name in names.values():
