@@ -21,8 +21,8 @@ import socket
 import struct
 import subprocess
 import sys
-import traceback
 import threading
+import traceback
 from typing import Any, Callable
 
 ZYGOTE, WORKER = b"Z", b"W"
