@@ -93,7 +93,6 @@ def test_another_run_s_leftover_cgroups_never_stop_a_run_in_a_container(work):
         pytest.skip("no writable cgroup v1 tree here to leave a stale one in")
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    stale = {"version": 1, "folders": {"": ""}}
     name = f"autograder-{identity.pid_namespace()}-{gone.pid}"  # the namespace the container shares
     try:
         for parent in parents:
@@ -108,8 +107,7 @@ def test_another_run_s_leftover_cgroups_never_stop_a_run_in_a_container(work):
         assert all((parent / name / "sandbox-1").is_dir() for parent in parents)  # read-only there: left as it was
     finally:
         for parent in parents:
-            stale["folders"][""] = str(parent / name)
-            cgroups.remove_tree(stale, patience_seconds=0)
+            cgroups.remove_tree({"version": 1, "folders": {"": str(parent / name)}}, patience_seconds=0)
 
 
 def _sandbox_uids() -> dict[int, set[str]]:

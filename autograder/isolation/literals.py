@@ -37,7 +37,8 @@ def literal_values(cells: list[tuple[str, str]], preloaded: set[str]) -> dict[st
                 except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                     return None
             elif isinstance(statement, ast.Import) and all(
-                    alias.asname is None and alias.name in preloaded and "." not in alias.name for alias in statement.names):
+                    alias.asname is None and alias.name in preloaded and "." not in alias.name
+                    for alias in statement.names):
                 imported.update(alias.name for alias in statement.names)
             elif not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)):
                 return None

@@ -165,7 +165,7 @@ class Zygote(ZygoteClient):
             return self.weaknesses
         try:
             hello = frames.recv_frame(self.sock)  # once it has found out what isolation this machine allows
-        except (OSError, frames.FrameError):  # it ended with our messages unread: the line was reset
+        except OSError:  # it ended with our messages unread: the line was reset
             hello = None
         if hello is None:
             self.close()
