@@ -137,7 +137,12 @@ def remove_tree(tree: dict, patience_seconds: float = 5.0) -> None:
 def tree_name() -> str:
     """The name of this process's tree: its pid, and the PID namespace that pid is of, so that a run in
     another namespace (a container that shares the host's cgroups) never takes a live tree for a stale one."""
-    return f"autograder-{identity.pid_namespace()}-{os.getpid()}"
+    return f"{_namespace_prefix()}{os.getpid()}"
+
+
+def _namespace_prefix() -> str:
+    """What the names of every tree of this PID namespace begin with."""
+    return f"autograder-{identity.pid_namespace()}-"
 
 
 def _remove_stale(tree: dict) -> None:
@@ -145,7 +150,7 @@ def _remove_stale(tree: dict) -> None:
     up), as far as this process may remove them. A tree it may not touch (a read-only cgroup file system, as
     in a Docker container that sees the host's cgroups; another user's tree) is left: another run's
     leftovers never stop this one."""
-    own = f"autograder-{identity.pid_namespace()}-"
+    own = _namespace_prefix()
     for folder in tree["folders"].values():
         parent = Path(folder).parent
         for stale in parent.glob(f"{own}*") if parent.is_dir() else []:
