@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import re
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def code_lines(code: str) -> list[str]:
+    """`code`'s lines as Python's tokenizer counts them (and `ast` numbers them): a line ends at \\n, \\r\\n
+    or \\r only. `str.splitlines` also ends one at U+2028, a form feed and others, which a comment may hold."""
+    return _LINE_END.split(code)
+
 
 def printable(text: str, limit: int = 200) -> str:
     """`text` with control characters (newlines, terminal escapes) shown as escapes: a file name or a
     cell id chosen by a student must not rewrite the instructor's terminal or a table's rows."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))[:limit]
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text)[:limit])[:limit]
 
 
 def points(n: float) -> str:

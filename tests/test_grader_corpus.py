@@ -47,6 +47,7 @@ def variant_module(base: str, patch: str) -> str:
 
 
 VALUE_PARTS = ("masks", "scaling", "heads", "positions")
+OTHER_IDS = ("as_another_student", "as_a_third_student")  # each buggy variant is graded under these ids too
 # Graded only where they tell something (the timing part's checks wait on the clock, the tiles part's compute at
 # a large T): on base.py, the stubs, the one-part submission and the part's own variants. Another part's variant
 # cannot change them: when a part is graded, the reference stands in for every other part's names.
@@ -61,7 +62,11 @@ def graded(tmp_path_factory) -> dict[str, dict]:
     base = (CORPUS / "base.py").read_text()
     (folder / "base.py").write_text(base)
     for variant in VARIANTS:
-        (folder / f"{variant.parent.name}__{variant.stem}.py").write_text(variant_module(base, variant.read_text()))
+        text = variant_module(base, variant.read_text())
+        (folder / f"{variant.parent.name}__{variant.stem}.py").write_text(text)
+        if variant.parent.name == "buggy":  # under other ids: other inputs, drawn per student
+            for again in OTHER_IDS:
+                (folder / f"{variant.parent.name}__{variant.stem}__{again}.py").write_text(text)
     (folder / "all_stubs.py").write_text(stubbed(base))
     masks_names = {"causal_average", "causal_mask", "padding_mask", "apply_mask", "combine_masks"}
     (folder / "only_masks.py").write_text(stubbed(base, keep=frozenset(masks_names)))
@@ -150,6 +155,19 @@ def test_one_likely_mistake_per_buggy_variant(graded, capsys):
     with capsys.disabled():
         print(f"\n{len(rows)} buggy variants, the likely mistakes their failed checks name:\n{table}")
     assert not wrong, table
+
+
+@pytest.mark.parametrize("variant", sorted((CORPUS / "buggy").glob("*.py")), ids=lambda p: p.stem)
+def test_the_same_code_scores_the_same_for_every_student(graded, variant):
+    """Per-student inputs never decide whether a mistake is caught: a buggy variant graded under other ids (so
+    on other inputs, drawn per student) gets the same score on every check, and names the same mistakes."""
+    first = graded[f"buggy__{variant.stem}"]
+    scores = {t["name"]: t["score"] for t in first["results"]["tests"]}
+    for again in OTHER_IDS:
+        other = graded[f"buggy__{variant.stem}__{again}"]
+        assert {t["name"]: t["score"] for t in other["results"]["tests"]} == scores, again
+        part = _header(variant)["part"]
+        assert _hints(other, part) == _hints(first, part), again
 
 
 def test_all_stubs_score_zero_with_plain_messages(graded):

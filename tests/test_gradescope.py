@@ -196,3 +196,26 @@ def test_past_the_submission_limit_an_upload_is_not_graded_and_the_last_score_st
     assert gradescope.check_results(data) == []
     assert data["score"] == 100.0 + MAX_SUBMISSIONS - 1
     assert f"all {MAX_SUBMISSIONS} submissions" in data["output"]
+
+
+# Uploads that broke the grader's own side (a scan, a notebook reader, a literal): correct work around
+# them, each graded with its points, never "could not grade this upload".
+BROKE_THE_GRADER = {"long_sum": "answers.py", "nb_cell_source_not_text": "attention.ipynb",
+                    "nb_helper_comment_line_separator": "attention.ipynb", "nb_colliding_integers_quiz": "quiz.ipynb"}
+
+
+@pytest.mark.parametrize("case", list(BROKE_THE_GRADER))
+def test_an_upload_that_broke_the_graders_own_side_is_graded(built, case, tmp_path):
+    from adversarial.catalogue import BY_NAME, materialize
+
+    written = materialize(BY_NAME[case], tmp_path, {})
+    name = BROKE_THE_GRADER[case]
+    files = {name: written.read_bytes()}
+    if name.endswith(".ipynb"):
+        files = {**notebooks(), **files}
+    graded = upload(built, files)
+    assert graded["run"].returncode == 0, graded["run"].stderr[-3000:]
+    data = graded["results"]
+    assert gradescope.check_results(data) == [] and "could not grade" not in data["output"], data["output"]
+    masks = [t for t in data["tests"] if t["name"].startswith("masks/")]
+    assert masks and all(t["score"] == t["max_score"] for t in masks), [t["name"] for t in masks if t["score"] < t["max_score"]]

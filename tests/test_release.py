@@ -649,6 +649,27 @@ def test_self_check_accepts_every_module_layout_the_contract_allows(tmp_path, ca
     assert "got gain, qkv.weight, qkv.bias, proj.weight, proj.bias. " in lines[2], lines[2]
 
 
+def test_self_check_measures_memory_as_the_grader_does(capsys):
+    """tiled_attention's self-check measures what the call holds at once with the graded check's sizes, bound
+    and warm-up, so a student sees that verdict before submitting: the corpus's correct version passes, the
+    one that builds the whole grid fails with the hint the grader gives."""
+    from autograder.graders import test_tiles
+
+    selfcheck = selfcheck_module()
+    assert (selfcheck.MEMORY_T, selfcheck.MEMORY_D, selfcheck.MEMORY_BLOCK, selfcheck.MEMORY_HELD) == (
+        test_tiles.MEMORY_T, test_tiles.MEMORY_D, test_tiles.MEMORY_BLOCK, test_tiles.MEMORY_HELD)
+    assert test_tiles.WARMUP_KEYS == 2 * test_tiles.MEMORY_BLOCK  # the self-check's warm-up: two blocks of keys
+    base = (ROOT / "tests" / "corpus" / "base.py").read_text()
+    for patch in ("", (ROOT / "tests" / "corpus" / "buggy" / "tiles_whole_grid.py").read_text()):
+        namespace: dict = {}
+        exec(compile(base + "\n\n" + patch, "variant", "exec"), namespace)
+        selfcheck.check_tiled_attention(namespace["tiled_attention"])
+    correct, grid = capsys.readouterr().out.splitlines()
+    assert correct.startswith("✔ tiled_attention: ") and "at once at T = 1,536 (at most 8 MiB)" in correct, correct
+    assert grid.startswith("✘ tiled_attention: the memory tiled_attention holds at once") and \
+        grid.endswith("Likely mistake: hold one block of scores at a time"), grid
+
+
 # --------------------------------------------------------------------------
 # what students see
 

@@ -48,5 +48,5 @@ def test_a_call_that_computes_did_its_work(student):
 
 
 def test_the_work_of_a_call_in_a_process_of_its_own_is_counted_too(student):
-    student.call_with_memory(2**26, "spin", 0.3)
+    student.call_holding(((0.01,), {}), "spin", 0.3)
     assert 0.3 <= student.last_work_seconds <= student.last_seconds

@@ -27,7 +27,7 @@ from .results import GradedSubmission, Status, Visibility
 from ..isolation.cgroups import memory_limit
 from ..isolation.limits import Limits
 from .slots import CpuSlots
-from .submission import Submission, read_submission
+from .submission import REFUSED, Submission, SubmissionError, read_submission
 from .tampering import Tampering
 from ..isolation.protocol import SandboxBreach
 from ..reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD, Similarity
@@ -56,7 +56,13 @@ def plan(paths: list[tuple[Path, str]], out: Path, parts: tuple[str, ...], force
     byte for byte), under the same secret, on the same parts, with the same graders, unless `force`."""
     kept, todo, cells = [], [], {}
     for path, sid in paths:
-        submission = read_submission(path, sid)
+        try:
+            submission = read_submission(path, sid)
+        except SubmissionError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - what one submission's files hold costs only that submission
+            problem = f"the grader's reader failed on its files ({type(exc).__name__}), {REFUSED}"
+            submission = Submission(sid, problems=[problem])
         cells[submission.id] = submission.cells
         earlier = None if force else earlier_result(out, submission, parts, fingerprint(submission, parts, secret))
         if earlier is not None:

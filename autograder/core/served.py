@@ -27,10 +27,12 @@ import attention_ref
 
 from .. import assignment
 from ..isolation import frames, protocol, wire
+from ..isolation.deadline import cpu_time
 from ..isolation.proxy import ServedError, ServedHandler
 
 REFERENCE_MEMORY_BYTES = 512 * 2**20  # beyond what the reference process maps when it starts
 MAX_INSTANCES = 32  # served objects (a CausalSelfAttention) kept per submission's part
+READY_SECONDS = 10.0  # how long a reference process may take to set itself up
 
 
 def _self_attention(x: torch.Tensor) -> torch.Tensor:
@@ -154,6 +156,20 @@ class ReferenceProcess:
     def __init__(self) -> None:
         self._sock: socket.socket | None = None
         self._pid = 0
+        self._ended_seconds = 0.0  # the CPU time of the processes that were killed and forked again
+
+    def fresh_pids(self) -> list[int]:
+        """The process that computes this worker's served calls, started afresh: what it holds during a measured
+        call is the call's (isolation.held), counted from what it holds once set up (it is not dumpable, so a
+        grader that is not root could not reset an older one's peak)."""
+        self.close()
+        self._ready()
+        return [self._pid]
+
+    def cpu_seconds(self) -> float:
+        """The CPU seconds every reference process of this worker has used: work done for the submission
+        graded now, whose served calls they computed (isolation.deadline counts it as the submission's)."""
+        return self._ended_seconds + ((cpu_time(self._pid) or 0.0) if self._pid else 0.0)
 
     def call(self, scope: str, name: str, method: str, args: list, kwargs: dict, deadline: float) -> Any:
         """The value of a served call, on the device of its arguments; raises ServedError for what it
@@ -185,6 +201,10 @@ class ReferenceProcess:
                 _serve(theirs)
             theirs.close()
             self._sock, self._pid = ours, pid
+            try:  # set up (what it holds from now on is what its calls allocate)
+                frames.recv_frame(ours, deadline=time.monotonic() + READY_SECONDS)
+            except (OSError, TimeoutError, frames.FrameError):
+                pass  # its first call finds out
         return self._sock
 
     def close(self) -> None:
@@ -192,6 +212,7 @@ class ReferenceProcess:
             self._sock.close()
             self._sock = None
         if self._pid:
+            self._ended_seconds += cpu_time(self._pid) or 0.0
             try:
                 os.kill(self._pid, signal.SIGKILL)
                 os.waitpid(self._pid, 0)
@@ -202,15 +223,17 @@ class ReferenceProcess:
 
 def _serve(sock: socket.socket) -> None:
     """The reference process's loop: one call at a time until the worker closes the line."""
-    from ..isolation.confinement import cap_memory, die_with_parent
+    from ..isolation.confinement import cap_memory, die_with_parent, without_heap_slack
 
     try:
         die_with_parent()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        without_heap_slack()  # what a served call allocates shows in this process's peak (isolation.held)
         cap_memory(REFERENCE_MEMORY_BYTES)
         torch.set_num_threads(1)
         computation = _Computation()
+        frames.send_frame(sock, b"ready")
         while (frame := frames.recv_frame(sock)) is not None:
             try:
                 request = wire.decode(frame)

@@ -22,6 +22,7 @@ import pytest
 from .. import assignment
 from ..isolation.limits import BUDGET_SECONDS
 from ..isolation.literals import LiteralChannel, literal_values
+from ..isolation.protocol import SandboxBreach
 from ..isolation.proxy import LOADING, Channel, Clock, InProcessChannel, Student
 from .plugin import Current, GradingPlugin
 from .results import GradedSubmission
@@ -32,6 +33,7 @@ from .submission import Submission, SubmissionError, setup_imports
 
 if TYPE_CHECKING:
     from ..isolation.sandbox import ZygoteClient
+    from .served import ReferenceProcess
 
 CUDA_RESERVE_BYTES = 2**30  # of each GPU, kept by a grading worker for its own CUDA reference values
 # pytest's plugins that graders never use, off: several of them hook every phase of every check (some hundred
@@ -102,7 +104,23 @@ def sandbox_backend(zygote: "ZygoteClient") -> Backend:
         channel = SandboxChannel(loads)
         return channel, channel.close
 
-    return Backend(lambda: Loads(zygote), open_channel, ReferenceProcess())
+    reference = ReferenceProcess()
+    serving = _Serving(reference)
+    return Backend(lambda: Loads(zygote, serving), open_channel, reference)
+
+
+class _Serving:
+    """The grader's side of a submission's calls while they run (isolation.sandbox.Serving): this thread serves
+    their callbacks, the reference process computes the names they call."""
+
+    def __init__(self, reference: "ReferenceProcess"):
+        self.reference = reference
+
+    def cpu_seconds(self) -> float:
+        return time.thread_time() + self.reference.cpu_seconds()
+
+    def fresh_pids(self) -> list[int]:
+        return self.reference.fresh_pids()
 
 
 class _Nothing:
@@ -181,7 +199,18 @@ class Grader:
     def grade_each(self, jobs: Iterable[Job], by_part: dict[str, list[pytest.Item]],
                    on_graded: Callable[[GradedSubmission], None]) -> None:
         for job in jobs:
-            on_graded(self._grade(job, [i for p in job.parts for i in by_part.get(p, [])]))
+            items = [i for p in job.parts for i in by_part.get(p, [])]
+            try:
+                graded = self._grade(job, items)
+            except SandboxBreach:
+                raise
+            except Exception as exc:  # noqa: BLE001 - one submission's failure is its own status, never the run's
+                if items:
+                    items[0].session._setupstate.teardown_exact(None)
+                graded = GradedSubmission(job.submission.id, [], list(job.submission.problems),
+                                          error=f"the grader failed on this submission ({type(exc).__name__})",
+                                          notes=list(job.submission.notes))
+            on_graded(graded)
 
     def _grade(self, job: Job, items: list[pytest.Item]) -> GradedSubmission:
         if self.slots is not None:
@@ -193,9 +222,14 @@ class Grader:
         shared = self.backend.new_submission()
         students: list[Student] = []
 
+        literals: dict[str, dict | None] = {}  # per notebook: its parts read the same cells
+
         def open_student(part_name: str) -> Student:
             cells = submission.cells_for(part_name)
-            values = literal_values(cells, self.preloaded)
+            notebook = assignment.part(part_name).notebook
+            if notebook not in literals:
+                literals[notebook] = literal_values(cells, self.preloaded)
+            values = literals[notebook]
             if values is None:
                 channel, close = self.backend.open_channel(shared)
             else:  # the quiz's answers: read, not run (a sandbox only for what they cannot answer)

@@ -29,9 +29,14 @@ from pathlib import Path, PurePath
 from typing import Any, Callable
 
 from .. import assignment
-from ..text import printable
+from ..text import code_lines, printable
 
-MAX_PY_BYTES = 2 * 2**20
+# The code a submission may hold in all (its modules, or its notebooks' answer cells and the definitions of the
+# cells it added), bounded before anything parses it: six times the whole answer key, notebook and exploration
+# included. The grader's own scans read each byte of it (the tampering scan, the class report's similarity), at
+# about a second per 2 MiB and pass, outside every limit a submission's own time has.
+MAX_CODE_BYTES = 256 * 2**10
+MAX_PY_BYTES = MAX_CODE_BYTES
 MAX_NOTEBOOK_BYTES = 32 * 2**20
 MAX_FILES = 500  # entries looked at in a submission folder
 MAX_DEPTH = 8
@@ -49,6 +54,7 @@ class Submission:
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what a person should know that is not a problem (a file's name)
     newest_file: float = 0.0  # modification time of its newest file: a later resubmission is graded again
+    code_bytes: int = field(default=0, repr=False, compare=False)  # what its cells hold so far, while it is read (MAX_CODE_BYTES)
 
     def cells_for(self, part: str) -> list[Cell]:
         return self.cells.get(assignment.part(part).notebook, [])
@@ -261,6 +267,8 @@ def _read_file(submission: Submission, file: File, notebook: str) -> None:
         return
     if file.suffix == ".py":
         code = data.decode("utf-8", errors="replace")
+        if not _charge(submission, code, file.shown):
+            return
         for name in assignment.NOTEBOOKS:
             submission.cells.setdefault(name, []).append((printable(file.name), code))
     else:
@@ -320,33 +328,48 @@ def _zip_time(member: zipfile.ZipInfo) -> float:
 
 
 def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) -> None:
-    student = _notebook_cells(data)
-    if student is None:
-        submission.problems.append(f"{printable(shown)}: unreadable notebook (not valid notebook JSON)")
+    read = read_notebook(data)
+    if isinstance(read, str):
+        submission.problems.append(f"{printable(shown)}: unreadable notebook, could not be read ({read})")
         submission.cells.setdefault(name, [])
         return
     answers: dict[str, str] = {}
-    for grade_id, code, is_answer in student:
-        if not is_answer:
-            continue
-        if grade_id in answers:
-            submission.problems.append(f"{printable(shown)}: answer cell {printable(grade_id)} appears more than once; "
-                                       "the first is graded")
-            continue
-        answers[grade_id] = code
+    for cell in read:
+        if cell.code and cell.source is None:
+            submission.problems.append(f"{printable(shown)}: cell {cell.number}'s source is not text, {REFUSED}")
+        elif cell.answer and cell.grade_id in answers:
+            submission.problems.append(f"{printable(shown)}: answer cell {printable(cell.grade_id)} appears more than "
+                                       "once; the first is graded")
+        elif cell.answer:
+            answers[cell.grade_id] = cell.source
     cells: list[Cell] = []
-    added = _added_definitions(data, name)
+    students: list[str] = []  # the code of the cells the student wrote, as it will run
+    added = _added_definitions(read, name)
     for grade_id, code, is_answer in release_cells(name):
         if not is_answer and grade_id.startswith(assignment.SETUP_CELL_PREFIX):
             cells.append((f"{name}.ipynb, cell {grade_id}", code))
         elif is_answer:
             cells += added  # after the setup, before every answer cell: an answer cell's own definition wins
+            students += [code for _, code in added]
             added = []
             if grade_id not in answers:
                 submission.problems.append(f"{printable(shown)}: answer cell {grade_id} is missing")
                 continue
             cells.append((f"{name}.ipynb, cell {grade_id}", _strip_magics(answers[grade_id])))
-    submission.cells[name] = cells
+            students.append(cells[-1][1])
+    submission.cells[name] = cells if _charge(submission, "".join(students), shown) else []
+
+
+def _charge(submission: Submission, code: str, shown: str) -> bool:
+    """Whether `code` fits in what is left of the submission's MAX_CODE_BYTES; if not, a note says so."""
+    size = len(code.encode("utf-8", errors="replace"))
+    if submission.code_bytes + size > MAX_CODE_BYTES:
+        before = f" after {submission.code_bytes:,} bytes in its other files" if submission.code_bytes else ""
+        submission.problems.append(f"{printable(shown)} holds {size:,} bytes of code{before}, over the limit of "
+                                   f"{MAX_CODE_BYTES:,} for a submission, {REFUSED}")
+        return False
+    submission.code_bytes += size
+    return True
 
 
 @lru_cache(maxsize=None)
@@ -380,42 +403,85 @@ def public_files() -> dict[str, bytes]:
     return {name: (folder / name).read_bytes() for name in assignment.PUBLIC_HELPERS if (folder / name).is_file()}
 
 
-def _notebook_cells(data: bytes) -> list[tuple[str, str, bool]] | None:
-    """(grade_id, code, is answer cell) for each nbgrader code cell, or None if unreadable."""
+MAX_CONTAINERS = 1_000_000  # JSON objects and arrays in a notebook: a real one has a few per cell
+
+
+@dataclass(frozen=True)
+class NotebookCell:
+    """A notebook's cell as the grader reads it, every field checked for its type."""
+
+    number: int  # its position in the notebook, from 1
+    code: bool  # a code cell
+    grade_id: str | None  # its nbgrader grade_id (None: no nbgrader metadata, a cell the student added)
+    answer: bool  # an autograded answer cell
+    source: str | None  # its text; None where the source is not text (a number in its list of lines)
+
+
+def read_notebook(data: bytes) -> list[NotebookCell] | str:
+    """The cells of notebook JSON, or why it could not be read. Bounded before it is parsed: nesting
+    (RecursionError) and the count of objects and arrays (a million empty cells in 32 MiB)."""
+    if data.count(b"{") + data.count(b"[") > MAX_CONTAINERS:
+        return f"more than {MAX_CONTAINERS:,} JSON objects and arrays"
     try:
         notebook = json.loads(data.decode("utf-8"))
-        cells = []
-        for cell in notebook["cells"]:
-            meta = assignment.nbgrader_metadata(cell)
-            if cell.get("cell_type") != "code" or "grade_id" not in meta:
-                continue
-            source = cell.get("source", "")
-            code = "".join(source) if isinstance(source, list) else str(source)
-            cells.append((str(meta["grade_id"]), code, assignment.is_answer_cell(cell)))
-        return cells
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, UnicodeDecodeError):
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
+    except RecursionError:
+        return "nested too deeply"
+    except ValueError:
+        return "not valid notebook JSON"
+    cells = notebook.get("cells") if type(notebook) is dict else None
+    if type(cells) is not list:
+        return "no list of cells"
+    return [_notebook_cell(number, cell) for number, cell in enumerate(cells, start=1)]
+
+
+def _notebook_cell(number: int, cell: object) -> NotebookCell:
+    if type(cell) is not dict:
+        return NotebookCell(number, False, None, False, "")
+    meta = assignment.nbgrader_metadata(cell)
+    if not meta:
+        grade_id = None
+    elif type(meta.get("grade_id")) is str:
+        grade_id = meta["grade_id"]
+    else:  # nbgrader's metadata without a usable id: neither an answer nor a cell the student added
+        grade_id = ""
+    code = cell.get("cell_type") == "code"
+    return NotebookCell(number, code, grade_id, code and bool(grade_id) and assignment.is_answer_cell(cell),
+                        _source(cell.get("source", "")))
+
+
+def _source(source: object) -> str | None:
+    """A cell's source as nbformat writes it (a string, or a list of strings), else None."""
+    if type(source) is str:
+        return source
+    if type(source) is list and all(type(line) is str for line in source):
+        return "".join(source)
+    return None
+
+
+def _notebook_cells(data: bytes) -> list[tuple[str, str, bool]] | None:
+    """(grade_id, code, is answer cell) for each nbgrader code cell with a grade_id, or None if unreadable."""
+    read = read_notebook(data)
+    if isinstance(read, str):
         return None
+    return [(c.grade_id, c.source or "", c.answer) for c in read if c.code and c.grade_id]
 
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
 
 
-def _added_definitions(data: bytes, notebook: str) -> list[Cell]:
+def _added_definitions(cells: list[NotebookCell], notebook: str) -> list[Cell]:
     """The definitions in the code cells a student added (no nbgrader metadata): functions, classes,
     imports and constants. Statements that do something (a plot, an experiment, a print) are left out,
     line numbers kept, so a helper in a cell of its own counts as it does in the notebook."""
-    try:
-        cells = json.loads(data.decode("utf-8"))["cells"]
-    except (ValueError, KeyError, TypeError, RecursionError, UnicodeDecodeError):
-        return []
     found: list[Cell] = []
-    for number, cell in enumerate(cells if type(cells) is list else [], start=1):
-        if type(cell) is not dict or cell.get("cell_type") != "code" or assignment.nbgrader_metadata(cell):
+    for cell in cells:
+        if not cell.code or cell.grade_id is not None or not cell.source:
             continue
-        source = cell.get("source", "")
-        code = _definitions_only(_strip_magics("".join(source) if type(source) is list else str(source)))
+        code = _definitions_only(_strip_magics(cell.source))
         if code.strip():
-            found.append((f"{notebook}.ipynb, your cell {number}", code))
+            found.append((f"{notebook}.ipynb, your cell {cell.number}", code))
     return found
 
 
@@ -425,7 +491,7 @@ def _definitions_only(code: str) -> str:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ""
-    lines = code.splitlines()
+    lines = code_lines(code)
     for node in tree.body:
         if not _is_definition(node):
             for i in range(node.lineno - 1, (node.end_lineno or node.lineno)):
@@ -441,18 +507,18 @@ def _is_definition(node: ast.stmt) -> bool:
     return False
 
 
+LITERAL_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.USub, ast.UAdd, ast.Load)
+
+
 def _is_constant(value: ast.expr) -> bool:
-    """A literal (numbers, strings, tuples of them...) or a name or attribute (an alias: F = torch.nn.functional)."""
+    """A literal (numbers, strings, tuples of them...) or a name or attribute (an alias: F = torch.nn.functional).
+    Judged by the tree's shape, never evaluated here: a set of 50,000 integers that hash alike costs nothing."""
     if isinstance(value, (ast.Name, ast.Attribute)):
         return all(isinstance(n, (ast.Name, ast.Attribute, ast.Load)) for n in ast.walk(value))
-    try:
-        ast.literal_eval(value)
-    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-        return False
-    return True
+    return all(isinstance(n, LITERAL_NODES) for n in ast.walk(value))
 
 
 def _strip_magics(code: str) -> str:
     """IPython magics and shell escapes mean nothing outside a kernel: comment them out."""
-    return "\n".join("# " + line if line.lstrip().startswith(("%", "!")) else line for line in code.splitlines())
+    return "\n".join("# " + line if line.lstrip().startswith(("%", "!")) else line for line in code_lines(code))
 

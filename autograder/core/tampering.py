@@ -9,9 +9,11 @@ class report and grades.csv; it never changes a score (the checks alone do that)
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Iterator
 
 IMPORTS = "imports"
 PATCHES = "patches"
@@ -55,6 +57,7 @@ PASS_TEXT = re.compile(r"\ball (tests|checks)( have)? passed\b|\bfull marks\b|\b
                        re.IGNORECASE)
 RUNNERS = {"exec", "eval", "compile"}
 MODULE_NAME = re.compile(r"[\w.]{1,80}")
+SUBTREE_NODES = 200  # a path is built in a few nodes; a chain of 10,000 `.touch()` calls must not cost 10,000 each
 
 
 @dataclass
@@ -95,7 +98,7 @@ class Tampering:
 
 def scan(cells: dict[str, list[tuple[str, str]]]) -> Tampering:
     """What the code of every notebook's cells tries (a cell that does not parse adds nothing: loading
-    it reports the error)."""
+    it reports the error; one nested too deeply for `ast` to build counts as hidden code)."""
     found, seen = Tampering(), set()
     for notebook, notebook_cells in cells.items():
         modules: dict[str, str] = {}  # shared by a notebook's cells, which run in order in one namespace
@@ -105,18 +108,31 @@ def scan(cells: dict[str, list[tuple[str, str]]]) -> Tampering:
             seen.add(source)
             try:
                 tree = ast.parse(source)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+            except (SyntaxError, ValueError, MemoryError):
                 continue
-            _Scanner(found, f"{notebook} {cell}", modules).visit(tree)
+            except RecursionError:  # the interpreter compiles what its ast module cannot give back as objects
+                found.add(HIDDEN_CODE, f"{notebook} {cell}: code nested too deeply to be read by the grader")
+                continue
+            _Scanner(found, f"{notebook} {cell}", modules).walk(tree)
     return found
 
 
-class _Scanner(ast.NodeVisitor):
-    """One cell's syntax tree, walked once."""
+class _Scanner:
+    """One cell's syntax tree, walked once, in source order, with a stack of its own: a student sets the
+    depth of the tree (a sum of 600 terms nests 600 deep), never the depth of the grader's recursion."""
 
     def __init__(self, found: Tampering, where: str, modules: dict[str, str]):
         self.found, self.where = found, where
         self.modules = modules  # a name bound by an import -> the dotted name it stands for
+
+    def walk(self, tree: ast.AST) -> None:
+        stack = [tree]
+        while stack:
+            node = stack.pop()
+            visit = getattr(self, f"visit_{type(node).__name__}", None)
+            if visit is not None:
+                visit(node)
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
     def _add(self, kind: str, node: ast.AST, what: str) -> None:
         # in the grader's words: the names of modules and the grader's own lists, never the submission's text
@@ -128,7 +144,6 @@ class _Scanner(ast.NodeVisitor):
         for alias in node.names:
             self._imported(node, alias.name)
             self.modules[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
-        self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
@@ -136,7 +151,6 @@ class _Scanner(ast.NodeVisitor):
         for alias in node.names:
             self._imported(node, f"{module}.{alias.name}")
             self.modules[alias.asname or alias.name] = f"{module}.{alias.name}" if module else alias.name
-        self.generic_visit(node)
 
     def _imported(self, node: ast.AST, module: str) -> None:
         top = module.split(".")[0]
@@ -165,16 +179,13 @@ class _Scanner(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self._assigned(target)
-        self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._assigned(node.target)
-        self.generic_visit(node)
 
     def visit_Delete(self, node: ast.Delete) -> None:
         for target in node.targets:
             self._assigned(target)
-        self.generic_visit(node)
 
     def _assigned(self, target: ast.AST) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -208,7 +219,6 @@ class _Scanner(ast.NodeVisitor):
         if name.startswith("os.") and last in PROCESS_CALLS or name.startswith(("signal.", "subprocess.", "ctypes.")):
             self._add(PROCESSES, node, f"{name}()")
         self._writes(node, last, name, arguments)
-        self.generic_visit(node)
 
     def _writes(self, node: ast.Call, last: str, name: str, arguments: list[str]) -> None:
         mode = next((a.value for a in node.args[1:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)), "")
@@ -234,12 +244,12 @@ class _Scanner(ast.NodeVisitor):
 
     def _builds_a_path(self, node: ast.AST) -> bool:
         """Whether `node` is built from a call of pathlib's Path: `Path("/x") / "y"`."""
-        return any(isinstance(n, ast.Call) and self._dotted(n.func).startswith("pathlib.") for n in ast.walk(node))
+        return any(isinstance(n, ast.Call) and self._dotted(n.func).startswith("pathlib.") for n in _within(node))
 
     @staticmethod
     def _paths_of(function: ast.Attribute) -> list[str]:
         """The constant path in `Path("...") / "..."` before `.write_text(...)`."""
-        found = [n.value for n in ast.walk(function.value) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        found = [n.value for n in _within(function.value) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
         return ["/".join(found)] if found else []
 
     # ---- text
@@ -250,3 +260,8 @@ class _Scanner(ast.NodeVisitor):
                 self._add(IMPORTS, node, "names the reference, the graders or the quiz key")
             elif PASS_TEXT.search(node.value):
                 self._add(FAKE_RESULTS, node, "a message that claims the checks passed")
+
+
+def _within(node: ast.AST) -> Iterator[ast.AST]:
+    """The first SUBTREE_NODES nodes of `node`'s subtree."""
+    return itertools.islice(ast.walk(node), SUBTREE_NODES)

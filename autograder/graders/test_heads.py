@@ -1,4 +1,10 @@
-"""Hidden graders for part `heads` (20 points)."""
+"""Hidden graders for part `heads` (20 points).
+
+A module that draws random numbers as it computes (dropout, active while it is in training mode, as it is
+until .eval()) fails every check of its values, each in its own way: when one of those checks fails, a
+diagnosis calls a fresh module twice on one fixed input, and every failed check it covers names dropout
+when the two answers differ.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +12,12 @@ import math
 import re
 from typing import Any
 
+import pytest
 import torch
 
 import attention_ref as ref
-from autograder.core.checks import (Hint, as_tensor, bounded_numel, check, describe, draw, expect, expect_close,
-                                    fail, some, tolerance)
+from autograder.core.checks import (Diagnosis, Hint, as_tensor, bounded_numel, check, covering, describe, diagnosed,
+                                    draw, expect, expect_close, fail, root_cause, some, tolerance)
 from autograder.isolation.proxy import StudentError
 
 PART = "heads"
@@ -26,6 +33,7 @@ ON_DEVICE = "create masks on the input's device"
 PER_HEAD = "return one weight grid per head"
 PURE = "don't modify inputs"
 TRANSPOSED = "rows are queries, columns are keys"
+DROPOUT = "no dropout: the module holds only qkv and proj (and is in training mode until .eval())"
 LAYOUT_DETAIL = ("qkv = nn.Linear(d_model, 3 * d_model), proj = nn.Linear(d_model, d_model), both with bias, "
                  "no other parameters; buffers are fine")
 # The contract's parameters, shapes in units of d_model.
@@ -238,6 +246,37 @@ def _forward(student, handle: Any, x: torch.Tensor, H: int) -> tuple[torch.Tenso
 
 
 
+# ---------------------------------------------------------------- a root cause, probed once per submission
+
+def _dropout_probe(student) -> Hint | None:
+    """A fresh module called twice on one fixed input: a module that computes without drawing random numbers
+    answers the same both times; one with dropout in training mode (its default) does not."""
+    B, T, H, D = 2, 16, 4, 48  # 2,048 weights and 1,536 outputs: dropout at 0.1 changes some every call
+    x = torch.randn(B, T, D, generator=torch.Generator().manual_seed(30))
+    handle = student.construct("CausalSelfAttention", D, H)
+    answers = [student.call(handle, x) for _ in range(2)]
+    if not all(type(a) in (tuple, list) and len(a) == 2 and all(type(t) is torch.Tensor for t in a) for a in answers):
+        return None
+    first, second = answers
+    atol, rtol = tolerance("cpu")
+    if all(a.shape == b.shape and torch.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True)
+           for a, b in zip(first, second)):
+        return None
+    return Hint(DROPOUT, "two calls on the same input gave different answers")
+
+
+@pytest.fixture(scope="module")
+def diagnoses(student) -> dict[str, Diagnosis]:
+    return {"CausalSelfAttention": Diagnosis(lambda: _dropout_probe(student))}
+
+
+@pytest.fixture(autouse=True)
+def _named_once(request, diagnoses):
+    """A failed check the diagnosis covers names the root cause it finds, if any."""
+    with root_cause(*covering(request.function, diagnoses)):
+        yield
+
+
 # ---------------------------------------------------------------- split_heads and merge_heads
 
 def _rearrangement_hint(got: torch.Tensor, x: torch.Tensor, moved: Hint) -> Hint | str:
@@ -370,16 +409,19 @@ def _compare_with_reference(student, gen, device: str, weight_scale: float, whic
                  axes=QUERY_KEY if which else TOKEN_FEATURE)
 
 
+@diagnosed("CausalSelfAttention")
 @check("CausalSelfAttention: output matches the reference with the same weights", points=3)
 def test_module_output(student, gen, device):
     _compare_with_reference(student, gen, device, 0.6, 0, "output", "reference weights loaded")
 
 
+@diagnosed("CausalSelfAttention")
 @check("CausalSelfAttention: attention weights match the reference (large weights)", points=2)
 def test_module_weights(student, gen, device):
     _compare_with_reference(student, gen, device, 1.5, 1, "attention weights", "large reference weights loaded")
 
 
+@diagnosed("CausalSelfAttention")
 @check("CausalSelfAttention: weights rows sum to 1, exactly 0 above the diagonal", points=1)
 def test_module_weights_properties(student, gen):
     B, T, H, D = _module_sizes(gen)
@@ -405,6 +447,7 @@ def test_module_weights_properties(student, gen):
              f"{weights[b, h, i, j].item():.3g}", "query i may attend only keys j <= i: apply the causal mask")
 
 
+@diagnosed("CausalSelfAttention")
 @check("CausalSelfAttention: changing future tokens leaves past outputs unchanged", points=2)
 def test_module_causality(student, gen):
     B, T, H, D = _module_sizes(gen)

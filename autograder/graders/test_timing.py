@@ -293,6 +293,10 @@ def _two_runs(gen: torch.Generator, low: float, high: float) -> Iterator[tuple[i
 def _time_call(student, workload: Served, repeats: int, warmup: int, checked: str) -> float:
     got = as_number(student.call("time_call", student.remote(workload), repeats=repeats, warmup=warmup), checked)
     expect(workload.calls > 0, checked, "fn called, then timed", "fn never called", "time each call of fn(*args)")
+    # More calls than warmup + repeats (a benchmark timer's own choice): which of them it timed the grader cannot
+    # tell, so the clock could judge its number in some runs and not others. The count decides, on every run.
+    expect(workload.calls <= warmup + repeats, f"how often {checked} called fn", f"{warmup + repeats} times",
+           f"{workload.calls} times", _count_hint(workload.calls, repeats, warmup))
     return got
 
 
@@ -371,11 +375,11 @@ def test_time_call_warmup(student, gen):
 def test_time_call_median(student, gen):
     slow = uniform(gen, *SLOW)
     for run, fast, allowed in _two_runs(gen, *FAST):  # the second run, all fast, outs a constant
-        third = slow if run == 0 else fast
-        checked = (f"time_call(fn, repeats=5, warmup=1) where the third timed call takes {third:.3g} s and the "
+        first = slow if run == 0 else fast
+        checked = (f"time_call(fn, repeats=5, warmup=1) where the first timed call takes {first:.3g} s and the "
                    f"others {fast:.3g} s")
-        schedule = Schedule([fast, fast, fast, third], fast)
-        got = _time_call(student, schedule, 5, 1, checked)
+        schedule = Schedule([fast, first], fast)  # the slow one first after the warm-up: where a timer of one
+        got = _time_call(student, schedule, 5, 1, checked)  # call looks, whatever durations were drawn
         allowed(_expect_median_of_last(got, schedule, 5, student, checked, MEDIAN_HINT))
 
 
@@ -506,9 +510,10 @@ def test_time_attention_inputs(study):
 
 
 def _expect_clocked_times(times: list[float], Ts: list[int], workload: Recorded, request: tuple[float, float],
-                          checked: str, cost: str) -> None:
+                          checked: str, cost: str, most: int = 1) -> None:
     """Each T's time lies within what the grader's clock allows for its calls (any statistic of them: one
-    T's calls all cost the same), so it holds however busy the machine is, and a made-up time does not."""
+    T's calls all cost the same; up to `most` times that), so it holds however busy the machine is, and a
+    made-up time does not."""
     def picture() -> list[dict]:
         allowed = [workload.bracket(workload.calls_with(T), request, statistic=None)
                    if len(workload.calls_with(T)) >= 2 else None for T in Ts]
@@ -519,6 +524,7 @@ def _expect_clocked_times(times: list[float], Ts: list[int], workload: Recorded,
         expect(len(calls) >= 2, the_time, "fn called on inputs of T tokens (a warm-up, then the timed calls)",
                f"{len(calls)} calls", EACH_T_HINT, picture)
         low, high = workload.bracket(calls, request, statistic=None)
+        high *= most
         expect(low <= got <= high, the_time, f"between {low:.4g} and {high:.4g} s (the median of its timed calls, by the "
                f"grader's clock; times {[f'{t:.3g}' for t in times]})", f"{got:.4g} s",
                EACH_T_HINT, picture)
@@ -566,7 +572,10 @@ def test_real_study(student):
         workload = RealAttention(Ts, REAL_STUDY_D_HEAD)
         times = student.call("time_attention", student.remote(workload), Ts, device=device, repeats=REAL_STUDY_REPEATS)
         _expect_study_times(times, Ts, checked)
-        _expect_clocked_times(times, Ts, workload, student.last_request, checked, "what materialised attention takes")
+        # Up to the total of its timed calls: at these sizes a busy machine's clock allows that in some runs and not
+        # others; the median checks catch a total on every run. Here, measured times that grow as the work does.
+        _expect_clocked_times(times, Ts, workload, student.last_request, checked, "what materialised attention takes",
+                              most=REAL_STUDY_REPEATS)
         return
     counted = Counted()
     attention = student.local("attention", 0.0, counted)

@@ -368,23 +368,21 @@ def _set_effective_capabilities(effective: int, permitted: int | None = None) ->
         os._exit(70)  # never run a submission with capabilities it was not meant to keep
 
 
-def cap_memory(extra_bytes: int, mapped: int | None = None) -> None:
-    """At most `extra_bytes` more address space than this process maps now (or `mapped`, where it cannot
-    read that), soft and hard limit both, so the code it bounds cannot raise it again (only lowered)."""
+def cap_memory(extra_bytes: int) -> None:
+    """At most `extra_bytes` more address space than this process maps now, soft and hard limit both, so
+    the code it bounds cannot raise it again (only lowered)."""
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = (mapped_bytes() or mapped or 0) + max(0, extra_bytes)
+    limit = (mapped_bytes() or 0) + max(0, extra_bytes)
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def without_heap_slack() -> None:
-    """From now on, every allocation of MAPPED_FROM_BYTES or more is new address space of its own size, so
-    that `cap_memory` counts what the capped code allocates, not the free heap earlier work left behind.
-    Measured on the tiles memory check: with whatever the heap held, a valid version that needs 5 MiB
-    failed an 8 MiB cap, and the version that builds the 16 MiB grid passed one, each in some runs and
-    not others; after this, both verdicts held at every cap from 3 to 24 MiB. Costs a page fault per
-    page of every such allocation (twice the time of that call). glibc's malloc only; elsewhere nothing."""
+    """From now on, every allocation of MAPPED_FROM_BYTES or more is new memory of its own size, given back
+    when it is freed, so that the process's peak resident memory counts what later code allocates at once
+    (isolation.held), not the free heap earlier work left behind (which would serve it unseen). Costs a page
+    fault per page of every such allocation. glibc's malloc only; elsewhere nothing."""
     try:
         mallopt, malloc_trim, malloc, free = _libc.mallopt, _libc.malloc_trim, _libc.malloc, _libc.free
     except AttributeError:
@@ -396,7 +394,7 @@ def without_heap_slack() -> None:
     header = ctypes.sizeof(ctypes.c_size_t)
     size = 2**30
     while size >= MAPPED_FROM_BYTES:  # every free chunk inside the heap that could serve a large allocation is
-        while True:                   # taken, for good (the process is discarded after the capped call)
+        while True:                   # taken, for good (the process is discarded after the measured call)
             chunk = malloc(size)
             if not chunk:
                 break

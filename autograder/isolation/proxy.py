@@ -10,6 +10,7 @@ call is made.
 
 from __future__ import annotations
 
+import os
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -32,11 +33,13 @@ LOADING = "while loading: "
 _MALFORMED = "The submission's process sent a malformed reply (did it write to the grader's socket, or replace the runtime?)."
 
 class Channel(Protocol):
-    last_cpu_seconds: float | None  # the CPU time the last request took where it ran, by the kernel's count; None: unknown
+    last_work_seconds: float | None  # the CPU time the last request caused wherever it ran (kernel); None: unknown
+    last_held: int | str | None  # the bytes the last measured request held at once, or why that is unknown
 
-    def __call__(self, request: bytes, seconds: float, on_callback: CallbackHandler, isolated: bool = False) -> bytes:
-        """Send `request`, serve callbacks while it runs, return the reply within `seconds`; `isolated`:
-        in a sandbox of its own, discarded afterwards (a call that leaves the sandbox changed)."""
+    def __call__(self, request: bytes, seconds: float, on_callback: CallbackHandler,
+                 warmup: bytes | None = None) -> bytes:
+        """Send `request`, serve callbacks while it runs, return the reply within `seconds`; with `warmup`,
+        in a process of its own, discarded afterwards, after `warmup` there, and measured (`last_held`)."""
 
 
 class StudentError(Exception):
@@ -142,12 +145,16 @@ class Student:
         """target(*args, **kwargs) in the submission; a Handle target calls that object (a module)."""
         return self._request(protocol.CALL, target, args, kwargs)
 
-    def call_with_memory(self, memory_bytes: int, target: str | wire.Handle, *args: Any, **kwargs: Any) -> Any:
-        """target(*args, **kwargs) with at most `memory_bytes` of memory beyond what the sandbox holds when
-        the call starts (its arguments included), in a sandbox of its own that is discarded afterwards:
-        the lowered limit cannot be raised again by the code it bounds. Running out of memory here says
-        nothing of calls without the cap, which are still made."""
-        return self._request(protocol.CALL, target, args, kwargs, memory_bytes=int(memory_bytes), isolated=True)
+    def call_holding(self, warmup: tuple[tuple, dict], target: str | wire.Handle, *args: Any,
+                     **kwargs: Any) -> tuple[Any, int | str]:
+        """target(*args, **kwargs) in a process of its own, discarded afterwards, right after
+        target(*warmup[0], **warmup[1]) there (so that what the code imports or sets up on its first use is
+        not the call's), and the bytes it held at once wherever it ran (in that process, in processes of its
+        sandbox, in the names the grader served it: isolation.held), or why that is unknown."""
+        warmup_request = wire.encode(protocol.request(protocol.CALL, target, list(warmup[0]), dict(warmup[1])))
+        value = self._request(protocol.CALL, target, args, kwargs, measured=True, warmup=warmup_request)
+        held = self._channel.last_held
+        return value, held if type(held) in (int, str) else "its memory could not be measured"
 
     def get(self, name: str) -> Any:
         """The value of a variable the submission defines (plain data only)."""
@@ -198,10 +205,11 @@ class Student:
 
     @property
     def last_work_seconds(self) -> float | None:
-        """How long the submission's code computed for the last request: the CPU time of its process, as
-        the grader reads it from the kernel, which waiting for a busy machine's CPU does not lengthen; None
-        where the kernel gave no count (then only the wall time, `last_seconds`, is known)."""
-        return self._channel.last_cpu_seconds
+        """How long the submission's code computed for the last request: the CPU time of every process of
+        its sandbox and of the grader serving it meanwhile, as the grader reads it from the kernel, which
+        waiting for a busy machine's CPU does not lengthen; None where the kernel gave no count (then only
+        the wall time, `last_seconds`, is known)."""
+        return self._channel.last_work_seconds
 
     def _register(self, handler: ServedHandler) -> int:
         """A handle no submission can guess or tell apart from another: random, 62 bits."""
@@ -234,7 +242,7 @@ class Student:
             raise StudentError(label, self.clock.load_failure)
         if label in self.clock.not_called_again:
             raise StudentError(label, dict(self.clock.not_called_again[label]))
-        isolated = bool(extra.pop("isolated", False))
+        warmup = extra.pop("warmup", None)
         seconds, bound = self.clock.limit()
         self.deadline = time.monotonic() + seconds
         if seconds <= 0 and bound == "leash":
@@ -248,7 +256,7 @@ class Student:
         start = time.monotonic()
         try:
             raw = self._channel(wire.encode(protocol.request(op, target, args, kwargs, **extra)), seconds,
-                                self._serve_callback, isolated=isolated)
+                                self._serve_callback, warmup=warmup)
             reply = wire.decode(raw)
         except wire.WireError as exc:  # the submission's process can send any bytes at all
             self._forged(op, "a reply that is not the grader's format")
@@ -284,7 +292,7 @@ class Student:
                 self.clock.not_called_again[label] = {"kind": kind, "message": (
                     f"An earlier call of `{label}` timed out (it did not finish within {seconds:.3g} s: "
                     "an infinite loop?), so it is not called again.")}
-        if kind == protocol.MEMORY and op != protocol.LOAD and not isolated:
+        if kind == protocol.MEMORY and op != protocol.LOAD and warmup is None:
             self.clock.not_called_again[label] = {"kind": kind, "message": (
                 f"An earlier call of `{label}` {RAN_OUT_OF_MEMORY}, so it is not called again.")}
         if kind == protocol.MISSING and self.load_errors:
@@ -363,12 +371,51 @@ class InProcessChannel:
         from .server import Runtime
 
         self.runtime = Runtime()
-        self.last_cpu_seconds: float | None = None
+        self.last_work_seconds: float | None = None
+        self.last_held: int | str | None = None
 
-    def __call__(self, request: bytes, seconds: float, on_callback: CallbackHandler, isolated: bool = False) -> bytes:
+    def __call__(self, request: bytes, seconds: float, on_callback: CallbackHandler,
+                 warmup: bytes | None = None) -> bytes:
         self.runtime.callback = lambda message: wire.decode(wire.encode(on_callback(wire.decode(wire.encode(message)))))
+        self.last_held = None
+        if warmup is not None:
+            return self._measured(warmup, request)
         start = time.process_time()  # this process's every thread: torch's among them
         try:
             return wire.encode(self.runtime.handle(wire.decode(request)))
         finally:
-            self.last_cpu_seconds = time.process_time() - start
+            self.last_work_seconds = time.process_time() - start
+
+    def _measured(self, warmup: bytes, request: bytes) -> bytes:
+        """`request` after `warmup` in a child forked for them (this process keeps its memory as it is), and
+        what it held at once, measured as a sandbox's (isolation.held)."""
+        from .confinement import without_heap_slack
+        from .held import Held
+
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: answers on the pipe, then ends without running anything of its parent's
+            try:
+                os.close(read)
+                import torch
+
+                torch.set_num_threads(1)  # torch's thread pool does not survive a fork: on one, as a sandbox runs
+                self.runtime.handle(wire.decode(warmup))
+                without_heap_slack()
+                held = Held(os.getpid(), [])
+                reply = wire.encode(self.runtime.handle(wire.decode(request)))
+                with os.fdopen(write, "wb") as out:
+                    out.write(wire.encode({"reply": reply, "held": held.bytes()}))
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read, "rb") as answer:
+            data = answer.read()
+        os.waitpid(pid, 0)
+        try:
+            found = wire.decode(data)
+            self.last_held = found["held"]
+            return found["reply"]
+        except (wire.WireError, KeyError, TypeError):
+            self.last_held = "its memory could not be measured: the process that ran the call ended early"
+            return wire.encode(protocol.error(protocol.CRASH, "The call ended its process."))

@@ -28,10 +28,11 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
 from . import frames, protocol
 from .deadline import Deadline
+from .held import NOT_MEASURED, Held
 from .limits import Limits
 from .protocol import ATTACH, SPAWN, CallbackHandler, SandboxBreach
 
@@ -260,6 +261,8 @@ def _exchange(sock: socket.socket, request: bytes, deadline: Deadline, on_callba
             kind, body = frame[:1], frame[1:]
             if kind == FROM_SANDBOX_REPLY:
                 return body
+            if time.monotonic() >= deadline():  # past it, only a reply already there is taken: a stream of
+                raise TimeoutError  # callbacks queued by a thread of its own never keeps the call going
             if kind != FROM_SANDBOX_CALLBACK:
                 raise _Lost(protocol.PROTOCOL, _FORGED + " (a frame of no known kind).")
             try:
@@ -283,8 +286,8 @@ class LoadedSandbox:
     in a process this sandbox forks (`fork`). Code that started CUDA while loading (a forked child
     could not use it) gets, instead, a sandbox of its own loaded afresh for each part."""
 
-    def __init__(self, zygote: ZygoteClient, load_request: bytes):
-        self.zygote, self.load_request = zygote, load_request
+    def __init__(self, zygote: ZygoteClient, load_request: bytes, serving: "Serving | None" = None):
+        self.zygote, self.load_request, self.serving = zygote, load_request, serving
         self.sock: socket.socket | None = None
         self.process: _Process | None = None
         self.reply: bytes | None = None  # the load's reply: every part is given the same
@@ -308,7 +311,7 @@ class LoadedSandbox:
         from . import wire
 
         self.sock, self.process = self.zygote.spawn()
-        deadline = Deadline(seconds, self.process.host_pid())
+        deadline = Deadline(seconds, self.process.host_pid(), serving=_clock(self.serving))
         try:
             reply = _exchange(self.sock, self.load_request, deadline, on_callback)
         finally:
@@ -317,13 +320,16 @@ class LoadedSandbox:
         self.forkable = type(decoded) is dict and decoded.get("forkable") is True
         return reply
 
-    def fork(self, seconds: float, on_callback: CallbackHandler) -> tuple[socket.socket, "_Part"]:
-        """A new process for a part, in the loaded state; raises _Lost when none can be had."""
+    def fork(self, seconds: float, on_callback: CallbackHandler,
+             alone_with: list[int] | None = None) -> tuple[socket.socket, "_Part"]:
+        """A new process for a part, in the loaded state; raises _Lost when none can be had. With `alone_with`
+        (pids in the sandbox), every other process the loaded one forked is ended and collected first: a
+        measured call's process starts among no other part's (isolation.held)."""
         if self.reply is None:
             raise _Lost(protocol.CRASH, "The submission was not loaded.")
         if not self.forkable:  # its own sandbox, loaded afresh
             sock, process = self.zygote.spawn()
-            deadline = Deadline(self._reload_limit(seconds), process.host_pid())
+            deadline = Deadline(self._reload_limit(seconds), process.host_pid(), serving=_clock(self.serving))
             try:
                 _exchange(sock, self.load_request, deadline, on_callback)
             except _Lost:
@@ -332,7 +338,7 @@ class LoadedSandbox:
                 raise
             finally:
                 self.busy_seconds += deadline.overrun()
-            return sock, _Part(process=process, host_pid=deadline.pid)
+            return sock, _Part(process=process, host_pid=deadline.pid, sandbox_pid=deadline.pid)
         for attempt in (1, 2):
             if self.sock is None:  # the loaded sandbox was lost: load the code again, within a short limit
                 try:
@@ -342,20 +348,21 @@ class LoadedSandbox:
                     raise _Lost(protocol.CRASH, "After a crash or a timeout, your code could not be loaded again "
                                                 f"within {self._reload_limit(seconds):.3g} s, so nothing more of it runs.")
             try:
-                return self._fork_child()
+                return self._fork_child(alone_with)
             except _Lost:
                 self.close()
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
 
-    def _fork_child(self) -> tuple[socket.socket, "_Part"]:
+    def _fork_child(self, alone_with: list[int] | None = None) -> tuple[socket.socket, "_Part"]:
         from . import wire
 
         assert self.sock is not None
         ours, theirs = socket.socketpair()
+        request = {"op": protocol.FORK} if alone_with is None else {"op": protocol.FORK, "alone_with": alone_with}
         try:
-            frames.send_frame(self.sock, wire.encode({"op": protocol.FORK}))
+            frames.send_frame(self.sock, wire.encode(request))
             socket.send_fds(self.sock, [inside_marker()], [theirs.fileno()])
             reply = wire.decode(_exchange_reply(self.sock, CONTROL_SECONDS, self._host_pid()))
         except (OSError, wire.WireError, frames.FrameError, TimeoutError, _Lost):
@@ -366,8 +373,9 @@ class LoadedSandbox:
         if type(reply) is not dict or reply.get("ok") is not True or type(reply.get("value")) is not int:
             ours.close()
             raise _Lost(protocol.CRASH, "The submission's loaded process did not fork a part.")
-        return ours, _Part(loaded=self, pid=reply["value"], host_pid=_child_pid(self._host_pid(), reply["value"]),
-                           forked_by=self.process)
+        sandbox = self._host_pid()
+        return ours, _Part(loaded=self, pid=reply["value"], host_pid=_child_pid(sandbox, reply["value"]),
+                           forked_by=self.process, sandbox_pid=sandbox)
 
     def _host_pid(self) -> int | None:
         return self.process.host_pid() if self.process is not None else None
@@ -452,6 +460,7 @@ class _Part:
     process: _Process | None = None
     host_pid: int | None = None
     forked_by: _Process | None = None
+    sandbox_pid: int | None = None  # the first process of its sandbox, in the grader's namespace (Deadline)
 
     def orphaned(self) -> bool:
         """Forked by a loaded sandbox that the grader has ended since (it was late to answer a request to fork
@@ -468,12 +477,27 @@ class _Part:
         return ""
 
 
+class Serving(Protocol):
+    """The grader's side of a submission's calls while they run: its own work for them is theirs."""
+
+    def cpu_seconds(self) -> float:
+        """The CPU seconds the grader has spent serving them, as a clock."""
+
+    def fresh_pids(self) -> list[int]:
+        """The grader's processes that compute for them, started afresh (isolation.held)."""
+
+
+def _clock(serving: Serving | None) -> Callable[[], float] | None:
+    return serving.cpu_seconds if serving is not None else None
+
+
 class Loads:
     """A submission's loaded sandboxes, one per notebook (per load request), shared by its parts and
     ended with it."""
 
-    def __init__(self, zygote: ZygoteClient):
+    def __init__(self, zygote: ZygoteClient, serving: "Serving | None" = None):
         self.zygote = zygote
+        self.serving = serving
         self._loaded: dict[bytes, LoadedSandbox] = {}
         self.parts_busy_seconds = 0.0  # what its parts' channels add (SandboxChannel)
         self._closed_busy_seconds = 0.0  # what its loads added, once they are closed
@@ -485,7 +509,7 @@ class Loads:
 
     def get(self, load_request: bytes) -> LoadedSandbox:
         if load_request not in self._loaded:
-            self._loaded[load_request] = LoadedSandbox(self.zygote, load_request)
+            self._loaded[load_request] = LoadedSandbox(self.zygote, load_request, self.serving)
         return self._loaded[load_request]
 
     def close(self) -> None:
@@ -505,23 +529,22 @@ class SandboxChannel:
         self.serve_request: bytes | None = None
         self.sock: socket.socket | None = None
         self.part: _Part | None = None
-        self.last_cpu_seconds: float | None = None  # the CPU time of the last request, by the kernel's count
+        self.last_work_seconds: float | None = None  # the work the last request caused, by the kernel's count
+        self.last_held: int | str | None = None  # the bytes the last measured request held at once, or why unknown
 
-    def __call__(self, request: bytes, seconds: float, on_callback: CallbackHandler, isolated: bool = False) -> bytes:
+    def __call__(self, request: bytes, seconds: float, on_callback: CallbackHandler,
+                 warmup: bytes | None = None) -> bytes:
         from . import wire
 
         op = wire.op_of(request)
-        self.last_cpu_seconds = None
+        self.last_work_seconds = self.last_held = None
         if op == protocol.LOAD:
             self.loaded = self.loads.get(request)
             return self.loaded.load(seconds, on_callback)
         if op == protocol.SERVE:
             self.serve_request = request
-        if isolated:
-            try:
-                return self._in_a_process_of_its_own(request, seconds, on_callback)
-            except _Lost as lost:
-                return lost.reply()
+        if warmup is not None:
+            return self._measured(warmup, request, seconds, on_callback)
         try:
             if self.part is not None and self.part.orphaned():
                 self.close()  # it died with a loaded sandbox the grader ended: a new one, charged to no one
@@ -537,32 +560,44 @@ class SandboxChannel:
                 lost = _Lost(lost.kind, f"{lost.message.rstrip('.')}: {how}.", detail=how)
             return lost.reply()
 
-    def _open(self, seconds: float, on_callback: CallbackHandler) -> bytes:
+    def _open(self, seconds: float, on_callback: CallbackHandler, alone_with: list[int] | None = None) -> bytes:
         """A new process for this part, sent the names it is served; the SERVE reply."""
         if self.loaded is None or self.serve_request is None:
             raise _Lost(protocol.CRASH, "The submission was not loaded.")
-        self.sock, self.part = self.loaded.fork(seconds, on_callback)
+        self.sock, self.part = self.loaded.fork(seconds, on_callback, alone_with)
         return self._exchange(self.sock, self.serve_request, min(seconds, RELOAD_FLOOR_SECONDS), on_callback)
 
     def _exchange(self, sock: socket.socket, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
         """`_exchange` with this part's process, counting what a busy machine added to its deadline."""
-        deadline = Deadline(seconds, self.part.host_pid if self.part is not None else None)
+        part = self.part
+        deadline = Deadline(seconds, part.host_pid if part is not None else None,
+                            part.sandbox_pid if part is not None else None, _clock(self.loads.serving))
         try:
             return _exchange(sock, request, deadline, on_callback)
         finally:
             self.loads.parts_busy_seconds += deadline.overrun()
-            self.last_cpu_seconds = deadline.cpu_used()
+            self.last_work_seconds = deadline.work_done()
 
-    def _in_a_process_of_its_own(self, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
-        """`request` in a process forked for it alone, ended afterwards; this part's stays as it is."""
+    def _measured(self, warmup: bytes, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
+        """`request` in a process forked for it alone (ended afterwards; this part's stays as it is), after
+        `warmup` there, and the memory it held at once (`last_held`: isolation.held)."""
         other = SandboxChannel(self.loads)
         other.loaded, other.serve_request = self.loaded, self.serve_request
+        self.last_held = f"{NOT_MEASURED}: the call did not run"
         try:
-            other._open(seconds, on_callback)
-            assert other.sock is not None
-            return other._exchange(other.sock, request, seconds, on_callback)
+            # alone beside this part's process: any other the grader closed has ended before the call starts
+            other._open(seconds, on_callback, alone_with=[self.part.pid] if self.part is not None else [])
+            assert other.sock is not None and other.part is not None
+            other._exchange(other.sock, warmup, seconds, on_callback)
+            helpers = self.loads.serving.fresh_pids() if self.loads.serving is not None else []
+            held = Held(other.part.sandbox_pid, helpers)
+            reply = other._exchange(other.sock, request, seconds, on_callback)
+            self.last_held = held.bytes()
+            return reply
+        except _Lost as lost:
+            return lost.reply()
         finally:
-            self.last_cpu_seconds = other.last_cpu_seconds
+            self.last_work_seconds = other.last_work_seconds
             other.close(kill=True)
 
     def close(self, kill: bool = False, crashed: bool = False) -> str:

@@ -16,6 +16,7 @@ import types
 from typing import Any, Callable
 
 from . import catalogue, policy, protocol, wire
+from ..text import code_lines
 
 STUDENT_FILE_PREFIX = "<submission"
 MAX_CAPTURED_OUTPUT = 20_000
@@ -95,7 +96,8 @@ class Runtime:
         futures = 0
         for label, code in cells:
             filename = f"{STUDENT_FILE_PREFIX} {label}>"
-            linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+            # the lines Python numbers (a U+2028 in a comment ends no line), so a traceback quotes the right one
+            linecache.cache[filename] = (len(code), None, [line + "\n" for line in code_lines(code)], filename)
             try:
                 compiled = compile(code, filename, "exec", flags=futures, dont_inherit=True)
                 futures |= compiled.co_flags & FUTURE_FLAGS

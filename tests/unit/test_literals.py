@@ -31,9 +31,9 @@ class Recording:
     def __init__(self) -> None:
         self.got: list[dict] = []
         self.closed = False
-        self.last_cpu_seconds = 0.01
+        self.last_work_seconds, self.last_held = 0.01, None
 
-    def __call__(self, request: bytes, seconds: float, on_callback, isolated: bool = False) -> bytes:
+    def __call__(self, request: bytes, seconds: float, on_callback, warmup: bytes | None = None) -> bytes:
         decoded = wire.decode(request)
         self.got.append(decoded)
         if decoded["op"] == protocol.LOAD:
@@ -92,3 +92,24 @@ def test_where_the_release_cannot_be_read_no_import_counts_as_made(monkeypatch):
     monkeypatch.setattr(session, "setup_imports", lambda: (_ for _ in ()).throw(FileNotFoundError("no release")))
     assert session._preloaded() == set()
     assert literal_values(QUIZ, session._preloaded()) is None  # then the quiz is loaded in a sandbox
+
+
+def test_what_costs_the_grader_more_than_reading_is_left_to_a_sandbox(monkeypatch):
+    """Sets and dicts keyed by numbers would be built here (integers that hash alike build in quadratic time),
+    so they go to a sandbox; so does a value of more nodes than an answer holds. Strings, bytes, numbers,
+    None, lists, tuples and dicts with string keys are read, nested or not, without recursion."""
+    monkeypatch.setattr("ast.literal_eval", lambda *a: (_ for _ in ()).throw(AssertionError("evaluated")))
+    colliding = "{" + ", ".join(str(k * (2**61 - 1)) for k in range(1, 50)) + "}"
+    for code in (f"answer_q01 = {colliding}", "answer_q01 = {1: 'a'}", "answer_q01 = {**x}",
+                 "answer_q01 = [" + ", ".join(["1"] * 2000) + "]"):
+        assert literal_values([("cell", code)], set()) is None, code[:40]
+    nested = "answer_q01 = " + "[" * 90 + "]" * 90
+    assert literal_values([("cell", nested)], set())["answer_q01"] == eval(nested.split(" = ")[1])
+    value = '[1, (2, [3, "x"], ()), {"k": (b"y", -2.5, None)}, {}, ([],)]'
+    assert literal_values([("cell", f"answer_q01 = {value}")], set()) == {"answer_q01": eval(value)}
+    assert type(literal_values([("cell", "answer_q01 = ((1,),)")], set())["answer_q01"][0]) is tuple
+
+
+def test_cells_larger_than_a_quiz_are_not_parsed(monkeypatch):
+    monkeypatch.setattr("ast.parse", lambda *a, **k: (_ for _ in ()).throw(AssertionError("parsed")))
+    assert literal_values([("cell", "answer_q01 = 'c'\n" + "x = 1\n" * 20_000)], set()) is None

@@ -11,12 +11,12 @@ from autograder.isolation.proxy import Clock, InProcessChannel, Seen, ServedErro
 class Scripted:
     """A channel that answers with a fixed error per request and counts the requests it got."""
 
-    last_cpu_seconds = None
+    last_work_seconds = last_held = None
 
     def __init__(self, kind: str = "", message: str = "") -> None:
         self.kind, self.message, self.requests = kind, message, []
 
-    def __call__(self, request: bytes, seconds: float, on_callback, isolated: bool = False) -> bytes:
+    def __call__(self, request: bytes, seconds: float, on_callback, warmup: bytes | None = None) -> bytes:
         self.requests.append((wire.decode(request)["op"], seconds))
         if self.kind:
             return wire.encode(protocol.error(self.kind, self.message))
@@ -132,7 +132,7 @@ def test_a_call_description_is_parsed_within_bounds():
 
 def test_after_the_first_timeout_later_calls_get_a_short_leash_and_one_more_limit_in_all():
     class TimesOutOnce(Scripted):
-        def __call__(self, request, seconds, on_callback, isolated=False):
+        def __call__(self, request, seconds, on_callback, warmup=None):
             self.requests.append((wire.decode(request)["op"], seconds))
             if len(self.requests) == 1:
                 return wire.encode(protocol.error(protocol.TIMEOUT, "The call did not finish within 10 s."))

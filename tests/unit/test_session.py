@@ -31,3 +31,39 @@ def test_only_the_parts_asked_for_are_graded(tmp_path):
     grade_all([Job(read_submission(tmp_path / "good.py"), "s", ("quiz",))], in_process_backend(), TimeLimits(),
               graded.append)
     assert set(graded[0].part_scores()) == {"quiz"}
+
+
+def test_what_fails_on_one_submission_is_its_status_and_the_next_is_graded(tmp_path, monkeypatch):
+    """A fault of the grader's own side on one submission's input (here the tampering scan raising) makes
+    that submission a grader error; the session goes on and the next one is graded as it would be."""
+    from autograder.core import session, tampering
+
+    real_scan = tampering.scan
+
+    def scan(cells):
+        if any("_BREAKS_THE_SCAN" in code for notebook in cells.values() for _, code in notebook):
+            raise RecursionError("maximum recursion depth exceeded")
+        return real_scan(cells)
+
+    monkeypatch.setattr(session.tampering, "scan", scan)
+    base = (CORPUS / "base.py").read_text()
+    (tmp_path / "breaks.py").write_text(base + "\n_BREAKS_THE_SCAN = 1\n")
+    (tmp_path / "good.py").write_text(base)
+    graded = []
+    grade_all([Job(read_submission(tmp_path / n), "s", ("masks",)) for n in ("breaks.py", "good.py")],
+              in_process_backend(), TimeLimits(call_seconds=30, budget_seconds=120), graded.append)
+    assert [g.id for g in graded] == ["breaks", "good"]
+    assert graded[0].error == "the grader failed on this submission (RecursionError)" and not graded[0].checks
+    assert graded[1].part_scores()["masks"] == (20.0, 20.0) and not graded[1].error
+
+
+def test_a_submission_whose_files_break_the_reader_is_noted_and_the_class_is_planned(tmp_path, monkeypatch):
+    from autograder.core import batch
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("x = 2\n")
+    real = batch.read_submission
+    monkeypatch.setattr(batch, "read_submission", lambda path, sid: real(path, sid) if sid == "b" else 1 / 0)
+    found = batch.plan([(tmp_path / "a.py", "a"), (tmp_path / "b.py", "b")], tmp_path / "out", ("masks",), False)
+    assert [s.id for s in found.todo] == ["a", "b"]
+    assert found.todo[0].problems == ["the grader's reader failed on its files (ZeroDivisionError), so it was not read"]

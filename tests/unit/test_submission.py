@@ -146,7 +146,7 @@ def test_definitions_in_cells_the_student_added_run_and_nothing_else_of_them(tmp
         "attention.ipynb, cell masks-causal_average")
     assert "def _rowavg" in added[0] and "SCALE = 2.0" in added[0] and "F = math.sqrt" in added[0]
     assert "print" not in added[0] and "result =" not in added[0] and "_exit" not in added[0]
-    assert added[0].count("\n") == helper["source"].count("\n") - 1  # line numbers kept for tracebacks
+    assert added[0].count("\n") == helper["source"].count("\n")  # line numbers kept for tracebacks
     namespace: dict = {}
     for _, code in cells[1:]:  # past the setup cell: definitions only, then the answers
         if "causal_average" in code or "your cell" in _:
@@ -214,3 +214,69 @@ def test_a_zip_member_larger_than_its_header_says_is_refused(tmp_path):
     member.file_size = 10  # as a forged header would say: refused whatever is found out first
     assert _read_member(book, member, 1000).endswith("so it was not read")
     assert isinstance(File("a", "a.py", 0.0, lambda limit: b"").read(1), bytes)
+
+
+def test_a_notebook_of_any_shape_is_read_or_refused_never_raised_on(tmp_path):
+    """What a student's JSON holds where text is expected (a number in a cell's source, a list for its
+    metadata, a number for a grade_id) costs that cell, with a note, never the run; a notebook of a
+    million empty objects is refused before it is parsed."""
+    odd = [{"cell_type": "code", "metadata": {}, "outputs": [], "source": ["x = 1\n", 5]},
+           {"cell_type": "code", "metadata": ["nbgrader"], "outputs": [], "source": "def _h():\n    return 1\n"},
+           {"cell_type": "code", "metadata": {"nbgrader": "solution"}, "outputs": [], "source": "def _g(): pass\n"},
+           {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": 7, "solution": True}}, "source": "y = 2\n"},
+           {"cell_type": "markdown", "metadata": {}, "source": {"not": "text"}}, 5, None, ["a"]]
+    sub = read_submission(notebook(tmp_path / "attention.ipynb", {"masks-causal_mask": "def causal_mask(T): pass"}, odd))
+    assert [p for p in sub.problems if "not text" in p] == [
+        f"attention.ipynb: cell {len(json.loads((RELEASE / 'attention.ipynb').read_text())['cells']) + 1}'s source "
+        "is not text, so it was not read"]
+    added = "\n".join(code for label, code in sub.cells["attention"] if "your cell" in label)
+    assert "def _h" in added and "def _g" in added  # metadata that is not nbgrader's: a cell of the student's
+    assert "y = 2" not in added  # nbgrader's metadata without a usable grade_id: neither added nor an answer
+    assert ("attention.ipynb, cell masks-causal_mask", "def causal_mask(T): pass") in sub.cells["attention"]
+    (tmp_path / "many.ipynb").write_text('{"cells": [' + ",".join(["{}"] * 1_000_001) + "]}")
+    assert "more than 1,000,000 JSON objects" in read_submission(tmp_path / "many.ipynb").problems[0]
+
+
+def test_a_helper_keeps_its_lines_whatever_line_breaks_its_comments_hold(tmp_path):
+    """U+2028 and a form feed end a line for str.splitlines, not for Python: a helper whose comment holds one
+    was cut in two and lost."""
+    helper = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": "def _helper(T):  # a note\u2028that goes on\x0c\n    return T\n\nprint(_helper(2))\n"}
+    sub = read_submission(notebook(tmp_path / "attention.ipynb", {}, [helper]))
+    added = next(code for label, code in sub.cells["attention"] if "your cell" in label)
+    namespace: dict = {}
+    exec(compile(added, "cell", "exec"), namespace)
+    assert namespace["_helper"](3) == 3 and "print" not in added
+
+
+def test_a_constant_is_judged_by_its_shape_never_evaluated(tmp_path, monkeypatch):
+    """A set of integers that hash alike takes the grader seconds to build: a constant in an added cell is
+    kept for the sandbox to run without being evaluated here."""
+    monkeypatch.setattr("ast.literal_eval", lambda *a: (_ for _ in ()).throw(AssertionError("evaluated")))
+    constant = "_TABLE = {" + ", ".join(str(k * (2**61 - 1)) for k in range(1, 100)) + "}\n"
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": constant}
+    sub = read_submission(notebook(tmp_path / "attention.ipynb", {}, [cell]))
+    assert any(code.startswith("_TABLE = {") for label, code in sub.cells["attention"] if "your cell" in label)
+
+
+def test_a_submission_holds_at_most_so_much_code_wherever_it_is(tmp_path):
+    """Four modules just under the limit, zipped into a few kilobytes: the first is read, the rest refused
+    before anything parses them (the grader's scans read every byte of what is read)."""
+    import io
+    import zipfile
+
+    from autograder.core.submission import MAX_CODE_BYTES
+
+    module = "x = 1\n" * ((MAX_CODE_BYTES - 100) // 6)
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        for i in range(4):
+            z.writestr(f"part{i}.py", module)
+    assert len(archive.getvalue()) < 10_000
+    (tmp_path / "upload.zip").write_bytes(archive.getvalue())
+    sub = read_submission(tmp_path / "upload.zip")
+    assert sub.cells["attention"] == [("part0.py", module)]
+    assert len([p for p in sub.problems if "over the limit of 262,144 for a submission" in p]) == 3, sub.problems
+    big = "def causal_mask(T):\n" + "    x = 1\n" * (MAX_CODE_BYTES // 10)
+    sub = read_submission(notebook(tmp_path / "attention.ipynb", {"masks-causal_mask": big}))
+    assert sub.cells["attention"] == [] and "over the limit" in sub.problems[-1]

@@ -79,3 +79,36 @@ def test_a_cell_that_does_not_parse_counts_nothing_and_the_counts_survive_a_roun
     again = tampering.Tampering.from_json(found.to_json())
     assert again == found and again.summary() == "processes 1"
     assert tampering.Tampering.from_json({"counts": {"imports": "9", "bogus": 3}, "examples": "x"}).total == 0
+
+
+def test_the_depth_of_a_students_tree_is_never_the_depth_of_the_scans_recursion():
+    """A sum of 600 terms nests 600 BinOps: the scan walked it recursively and raised RecursionError,
+    which ended a whole class's run. Walked with a stack of its own, it still finds what it looks for."""
+    terms = " + ".join(["x"] * 600)
+    found = tampering.scan({"attention": [("cell", f"import torch\ntorch.allclose = None\ny = {terms}\n")]})
+    assert found.counts == {tampering.PATCHES: 1}
+    # too deep for ast at the grader's recursion limit, which a sandbox may raise for its own compiler in an
+    # earlier cell: counted as hidden code, not passed over
+    deeper = " + ".join(["x"] * 5000)
+    found = tampering.scan({"attention": [("cell", f"import torch\ntorch.allclose = None\ny = {deeper}\n")]})
+    assert found.counts == {tampering.HIDDEN_CODE: 1}
+
+
+def test_a_long_chain_of_calls_costs_the_scan_linear_work(monkeypatch):
+    """`x.touch().touch()...` makes every call's subtree hold the whole chain: looking for a path in each
+    must stop early, or n calls cost n² nodes."""
+    walked = [0]
+    real_walk = tampering.ast.walk
+
+    def counting_walk(node):
+        for found in real_walk(node):
+            walked[0] += 1
+            yield found
+
+    monkeypatch.setattr(tampering.ast, "walk", counting_walk)
+    work = {}
+    for n in (1000, 2000):
+        walked[0] = 0
+        tampering.scan({"attention": [("cell", "from pathlib import Path\nPath('a')" + ".touch()" * n + "\n")]})
+        work[n] = walked[0]
+    assert work[2000] <= 2.2 * work[1000], work

@@ -1,0 +1,20 @@
+# part: tiles
+# hint: a block is skipped only when its first key is after every query
+# why: off by one the other way: stops only at a block that starts after key T_q (start > T_q), so a block that starts at key T_q, after every query, is still computed and masked
+
+def tiled_attention(q, k, v, block_size=128, *, causal=False):
+    if block_size < 1:
+        raise ValueError(f"block_size must be a positive integer, got {block_size}")
+    T_q, T_k = q.shape[-2], k.shape[-2]
+    state = None
+    for start in range(0, T_k, block_size):
+        if causal and start > T_q:
+            break
+        end = min(start + block_size, T_k)
+        mask = None
+        if causal:
+            rows = torch.arange(T_q, device=q.device).unsqueeze(-1)
+            mask = torch.arange(start, end, device=q.device) <= rows
+        piece = block_state(q, k[..., start:end, :], v[..., start:end, :], mask)
+        state = piece if state is None else merge_states(state, piece)
+    return state[2]
