@@ -84,6 +84,12 @@ c.ClearSolutionsPerNotebook.notebook_code_stubs = {
 # secret is never written into the release.
 c.QuizRelease.mode = "self-check"
 c.QuizRelease.shuffle = False
+#
+# Whether the grader counts the quiz's points in the total (grades.csv,
+# results.json's score): None follows the mode (a counted quiz counts; a
+# self-check quiz is reported in its own column but left out of the total).
+# `python -m autograder grade --quiz-counts` / `--no-quiz-counts` overrides it.
+c.QuizRelease.counts = None
 
 # Autograding (nbgrader autograde) runs every cell of a submission in a fresh
 # kernel; a grade cell runs the hidden graders for one part, which takes longer

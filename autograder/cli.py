@@ -15,13 +15,14 @@ import sys
 import time
 from pathlib import Path
 
-from . import assignment, gradescope, reports
+from . import assignment, gradescope, quiz, reports
 from .core.batch import ClassRun, LocalPool, grade_class
 from .reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD
-from .core.results import VISIBILITIES, Status, Visibility
+from .core.results import VISIBILITIES, Status, Visibility, counting, set_counting
 from .gradescope import Settings
 from .core.slots import usable_cpus
-from .core.submission import SubmissionError, safe_id, submission_id, unique_ids
+from .core.students import LayoutError, held_by
+from .core.submission import SubmissionError, safe_id, unique_ids
 from .core.worker import WorkerError, WorkerSettings
 from .isolation.confinement import keep_memory_private
 from .isolation.limits import BUDGET_SECONDS, Limits
@@ -56,6 +57,10 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--visible", action="append", default=[], metavar="PATTERN",
                    help="checks shown at once whatever --visibility says: a pattern on '<part>/<check>' "
                         "(fnmatch, e.g. 'masks/*' or '*: shape*'); repeatable")
+    g.add_argument("--quiz-counts", action=argparse.BooleanOptionalAction, default=None,
+                   help="count the quiz's points in the total, or not (--no-quiz-counts); default: as the course's "
+                        "nbgrader_config.py says (c.QuizRelease.counts, else a counted quiz counts and a self-check "
+                        "one is reported but not counted)")
     g.add_argument("--force", action="store_true", help="regrade submissions that already have up-to-date reports")
     g.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     g.add_argument("--similarity-threshold", type=_fraction, default=SIMILARITY_THRESHOLD, metavar="FRACTION",
@@ -182,6 +187,16 @@ def gradescope_command(args: argparse.Namespace) -> int:
 
 
 def grade_command(args: argparse.Namespace, started: float) -> int:
+    """`grade`, with the quiz counted as this run says; afterwards as before (a caller in the same process, a
+    test, grades with its own)."""
+    before = counting()
+    try:
+        return _grade(args, started)
+    finally:
+        set_counting(before)
+
+
+def _grade(args: argparse.Namespace, started: float) -> int:
     try:
         parts = assignment.parse_parts(args.parts)
     except ValueError as exc:
@@ -193,11 +208,16 @@ def grade_command(args: argparse.Namespace, started: float) -> int:
         print("warning: no --secret and no $AUTOGRADER_SECRET: every student's inputs come from an empty secret, "
               "which anyone can reproduce; set one for a course", file=sys.stderr)
         args.secret = ""
-    paths = [(path, submission_id(path)) for path in args.paths]
-    problem = _check_paths(paths, args.nbgrader)
+    quiz_counting = quiz.quiz_counting(args.quiz_counts, Path.cwd())
+    set_counting(quiz.counting_of(quiz_counting))
+    problem = _check_paths([(path, "") for path in args.paths], args.nbgrader)
     if problem:
         return _usage(problem)
-    paths = _with_ids(paths)
+    try:
+        students, notes = _students(args.paths)
+    except LayoutError as exc:
+        return _usage(str(exc))
+    paths = _with_ids(students)
     out = args.out.resolve()
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -236,7 +256,8 @@ def grade_command(args: argparse.Namespace, started: float) -> int:
     try:
         run = ClassRun(paths, out, parts, settings, force=args.force,
                        visibility=Visibility(args.visibility, tuple(args.visible)),
-                       similarity=None if args.no_similarity else args.similarity_threshold)
+                       similarity=None if args.no_similarity else args.similarity_threshold,
+                       notes=(quiz_counting.line(), *notes))
         graded, kept = grade_class(run, pool,
                                    progress=not args.quiet, on_result=gradebook.add if gradebook else lambda graded: None)
     except WorkerError as exc:
@@ -263,7 +284,8 @@ def _settings(args: argparse.Namespace, out: Path, paths: list[tuple[Path, str]]
               course_root: Path | None) -> WorkerSettings:
     """What every worker is told: the secret, the limits, and what no sandbox may see besides what the
     policy hides anyway (the reports, the submissions' folders, the course)."""
-    secrets = {str(out), *(str(p.resolve() if p.is_dir() else p.resolve().parent) for p, _ in paths)}
+    given = [(Path(p), "") for p in args.paths]  # a class folder too, not only the students split from it
+    secrets = {str(out), *(str(p.resolve() if p.is_dir() else p.resolve().parent) for p, _ in paths + given)}
     if course_root is not None:
         secrets.add(str(course_root))
     return WorkerSettings(secret=args.secret, call_seconds=args.timeout, budget_seconds=args.budget,
@@ -310,6 +332,25 @@ def _check_paths(paths: list[tuple[Path, str]], nbgrader: str | None) -> str:
         if not os.path.lexists(path):
             return f"{path}: no such file or folder"
     return ""
+
+
+def _students(paths: list[Path]) -> tuple[list[tuple[Path, str]], list[str]]:
+    """Each PATH as the students it holds (core/students.py), one (path, id) each, and the notes the run
+    prints. Every PATH that cannot be split without a guess is named in one LayoutError."""
+    found: list[tuple[Path, str]] = []
+    notes: list[str] = []
+    refused: list[str] = []
+    for path in paths:
+        try:
+            held = held_by(path)
+        except LayoutError as exc:
+            refused.append(str(exc))
+            continue
+        notes += [f"note: {note}" for note in held.notes]
+        found += held.students
+    if refused:
+        raise LayoutError("\n".join(refused))
+    return found, notes
 
 
 def _with_ids(paths: list[tuple[Path, str]]) -> list[tuple[Path, str]]:

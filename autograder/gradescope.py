@@ -23,10 +23,10 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from . import assignment
+from . import assignment, quiz
 from .core.results import Visibility
 
 SETUP_SH = """#!/usr/bin/env bash
@@ -69,6 +69,10 @@ class Settings:
     visible: tuple[str, ...] = ()
     max_submissions: int = 0  # 0: no limit
     timeout: float = 60.0
+    # whether the quiz counts in the total, decided when the zip is built from the course's settings (the
+    # nbgrader_config.py where it is built: quiz.quiz_counting); a counted quiz's checks and score are
+    # then shown only after the due date. None (a zip from before): as the grader's release says.
+    quiz_counts: bool | None = None
 
 
 class GradescopeError(ValueError):
@@ -86,6 +90,8 @@ def build(out: Path, secret_file: Path, settings: Settings, wheels: Path | None 
     if not secret:
         raise GradescopeError(f"{secret_file} is empty: every student's inputs come from the course secret")
     Visibility(settings.visibility, settings.visible)  # checks the choice
+    if settings.quiz_counts is None:
+        settings = replace(settings, quiz_counts=quiz.quiz_counting(None, Path.cwd()).counts)
     with tempfile.TemporaryDirectory(prefix="autograder-zip-") as work:
         wheel = _wheel(Path(work))
         names = {"setup.sh": SETUP_SH, "run_autograder": RUN_AUTOGRADER, SECRET_FILE: secret + "\n",
@@ -133,7 +139,7 @@ def run(root: Path) -> int:
         env = {**os.environ, "AUTOGRADER_SECRET": (source / SECRET_FILE).read_text(encoding="utf-8").strip()}
         command = [sys.executable, "-m", "autograder", "grade", str(root / "submission"), "--out", str(out), "--quiet",
                    "--timeout", f"{settings.timeout:g}", "--visibility", settings.visibility,
-                   *(a for pattern in settings.visible for a in ("--visible", pattern))]
+                   *(a for pattern in settings.visible for a in ("--visible", pattern)), *_quiz_option(settings)]
         done = subprocess.run(command, env=env, cwd=grading)
         report = out / "submission" / "results.json"
         if not report.is_file():
@@ -143,6 +149,13 @@ def run(root: Path) -> int:
             return done.returncode or 1
         _write(results, bounded(json.loads(report.read_text(encoding="utf-8"))))
     return 0
+
+
+def _quiz_option(settings: Settings) -> list[str]:
+    """The grade command's word on the quiz, as the zip recorded it (none from a zip that recorded none)."""
+    if settings.quiz_counts is None:
+        return []
+    return ["--quiz-counts" if settings.quiz_counts else "--no-quiz-counts"]
 
 
 def bounded(data: dict, limit: int = MAX_RESULTS_BYTES) -> dict:
@@ -184,6 +197,22 @@ def _limit_reached(previous: list[dict], limit: int) -> dict:
 
 def _write(results: Path, data: dict) -> None:
     (results / "results.json").write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def seen_before_due_date(data: dict) -> dict:
+    """What a student sees of a results.json before the due date, by Gradescope's documented rules
+    (gradescope-autograders.readthedocs.io, specs, "Controlling Test Case Visibility"): the top-level output
+    (at the top level's visibility), the tests whose visibility is "visible" (a test without one takes the
+    top level's, "visible" by default), and the total score only while no test is hidden ("If test cases are
+    hidden, students will not be able to see their total score")."""
+    top = data.get("visibility", "visible")
+    tests = [t for t in data.get("tests", []) if t.get("visibility", top) == "visible"]
+    seen: dict = {"tests": tests}
+    if top == "visible":
+        seen["output"] = data.get("output", "")
+        if len(tests) == len(data.get("tests", [])):
+            seen["score"] = data.get("score")
+    return seen
 
 
 def check_results(data: dict) -> list[str]:

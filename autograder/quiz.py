@@ -22,10 +22,13 @@ This module holds no key material and imports nothing of the graders.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import hmac
+import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping
 
 OPTIONS = ("a", "b", "c", "d")
@@ -177,3 +180,250 @@ def shorten(text: str, limit: int) -> str:
         return text
     cut = text[:limit - 1].rsplit(" ", 1)[0].rstrip(",;:")
     return cut + "…"
+
+
+# ---------------------------------------------------------------- whether the quiz counts
+
+
+COURSE_CONFIG = "nbgrader_config.py"
+PART = "quiz"
+
+
+@dataclass(frozen=True)
+class QuizCounting:
+    """Whether a grading run counts the quiz's points in the total, and on whose word (for the run's first
+    lines): a self-check quiz is formative (SPEC), so it counts only when the instructor says so."""
+
+    counts: bool
+    mode: str  # the course's quiz mode, as far as the grader knows it
+    source: str  # where the decision comes from: "--quiz-counts", "nbgrader_config.py", ...
+
+    def line(self) -> str:
+        """The line the run prints first, on stderr."""
+        if not self.counts:
+            return (f"quiz: {self.mode}, reported and not counted in the total ({self.source}; --quiz-counts "
+                    "counts it)")
+        warning = ("; its release tells students which answer is right, so its points go to anyone who tries"
+                   if self.mode != "counted" else "")
+        return (f"quiz: {self.mode}, counted in the total ({self.source}); on Gradescope its checks and score are "
+                f"shown only after the due date{warning}")
+
+
+def quiz_counting(flag: bool | None, course_root: Path) -> QuizCounting:
+    """Whether the quiz counts: `flag` (--quiz-counts / --no-quiz-counts) when given; else the course's
+    nbgrader_config.py in `course_root` (QuizRelease.counts, or its mode: a counted quiz counts); else the
+    mode recorded in the grader's copy of the release."""
+    mode, counts, source = _course_settings(course_root)
+    if flag is not None:
+        return QuizCounting(flag, mode, "--quiz-counts" if flag else "--no-quiz-counts")
+    return QuizCounting(mode == "counted" if counts is None else counts, mode, source)
+
+
+def _course_settings(course_root: Path) -> tuple[str, bool | None, str]:
+    """(the quiz's mode, QuizRelease.counts or None, where they were read): the course's configuration,
+    else the grader's release."""
+    try:
+        text = (course_root / COURSE_CONFIG).read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return _released_mode(), None, "the mode of the grader's release"
+    found = quiz_settings(text)
+    if found is None:  # not plain literals: what traitlets makes of the file (imports nbgrader: a second)
+        try:
+            from .nbgrader.quizrelease import settings
+
+            release = settings(course_root)
+            found = {"mode": release.mode, "counts": release.counts}
+        except Exception as exc:  # noqa: BLE001 - the instructor's file: say that it could not be read, go on
+            return _released_mode(), None, f"{COURSE_CONFIG} could not be read ({type(exc).__name__}), the release's mode"
+    mode = found.get("mode", DEFAULT_MODE)
+    mode = mode if mode in MODES else DEFAULT_MODE
+    if found.get("counts") is not None:
+        counts = bool(found["counts"])
+        return mode, counts, f"{COURSE_CONFIG}: c.QuizRelease.counts = {counts}"
+    return mode, None, f"{COURSE_CONFIG}: c.QuizRelease.mode = {mode!r}"
+
+
+def quiz_settings(config: str) -> dict[str, Any] | None:
+    """The last `c.QuizRelease.mode` and `c.QuizRelease.counts` that a course's nbgrader_config.py sets, read
+    without running it (running it imports nbgrader, a second on every grading run); None when one is set
+    to anything but a literal, or inside a block (then only running the file says what it is)."""
+    try:
+        tree = ast.parse(config)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    top = {id(node) for node in tree.body}
+    found: dict[str, Any] = {}
+    for node in sorted((n for n in ast.walk(tree) if isinstance(n, ast.Assign)), key=lambda n: n.lineno):
+        for name in filter(None, map(_quiz_setting, node.targets)):
+            if id(node) not in top:
+                return None
+            try:
+                found[name] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError):
+                return None
+    return found
+
+
+def _quiz_setting(target: ast.expr) -> str | None:
+    """"mode" or "counts" for an assignment's target `c.QuizRelease.mode` / `c.QuizRelease.counts`."""
+    if (isinstance(target, ast.Attribute) and target.attr in ("mode", "counts")
+            and isinstance(target.value, ast.Attribute) and target.value.attr == "QuizRelease"
+            and isinstance(target.value.value, ast.Name) and target.value.value.id == "c"):
+        return target.attr
+    return None
+
+
+def _released_mode() -> str:
+    """The mode the grader's own copy of the release was built in (self-check when it says nothing)."""
+    from . import assignment
+
+    try:
+        notebook = json.loads((assignment.release_folder() / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return DEFAULT_MODE
+    mode = build_record(notebook).get("mode") if isinstance(notebook, dict) else None
+    return mode if mode in MODES else DEFAULT_MODE
+
+
+def counting_of(quiz: QuizCounting):
+    """What the results count, for `core.results.set_counting`: the quiz left out, or counted and held back
+    until the due date on Gradescope."""
+    from .core.results import Counting
+
+    part = frozenset({PART})
+    return Counting(held_back=part) if quiz.counts else Counting(uncounted=part)
+
+
+# ---------------------------------------------------------------- the quiz a student was shown
+#
+# A student's quiz.ipynb is read (core.submission) into plain data, `shown_quiz`: its build record and
+# each question cell's text and options. The grader (graders/test_quiz.py) checks that data against the
+# course (`shown_build`): the question texts must be the release's, and the options must be shown in the
+# order of a build the course made (as written, or the course secret's order for a shuffled build). The
+# right answers come from the hidden key alone; the student's notebook only says what was shown.
+
+MAX_SHOWN_QUESTIONS = 64  # question cells kept from a notebook (the quiz has 22)
+MAX_QUESTION_CHARS = 8_000  # a question cell's source (the longest released one has under 1,000)
+MAX_RECORD_CHARS = 32  # a build record's value ("self-check", "as written", ...)
+DUPLICATED = "appears more than once"
+
+
+def shown_quiz(notebook: object) -> dict[str, Any]:
+    """What a student's quiz notebook (parsed JSON) shows, as plain data that crosses processes: {"record":
+    {"mode", "options"}, "questions": {id: {"number", "text", "options": [a, b, c, d]} or a reason it cannot
+    be read}}. Bounded: at most MAX_SHOWN_QUESTIONS question cells of at most MAX_QUESTION_CHARS each."""
+    if not isinstance(notebook, dict):
+        return {"record": {}, "questions": {}}
+    metadata = notebook.get("metadata")
+    record = metadata.get(BUILD_METADATA) if isinstance(metadata, dict) else None
+    kept = {k: v for k, v in record.items() if k in ("mode", "options") and type(v) is str
+            and len(v) <= MAX_RECORD_CHARS} if isinstance(record, dict) else {}
+    cells = notebook.get("cells")
+    questions: dict[str, Any] = {}
+    for cell in cells if isinstance(cells, list) else []:
+        match = QUESTION_CELL.match(str(cell.get("id", ""))[:16]) if isinstance(cell, dict) else None
+        if match is None or cell.get("cell_type") != "markdown":
+            continue
+        if len(questions) >= MAX_SHOWN_QUESTIONS and match.group(1) not in questions:
+            break
+        questions[match.group(1)] = DUPLICATED if match.group(1) in questions else _shown_question(cell)
+    return {"record": kept, "questions": questions}
+
+
+def _shown_question(cell: dict) -> dict[str, Any] | str:
+    """One question cell as plain data, or why it cannot be read."""
+    source = cell.get("source", "")
+    if type(source) is list and all(type(line) is str for line in source) and len(source) <= MAX_QUESTION_CHARS:
+        source = "".join(source)
+    if type(source) is not str:
+        return "its text is not text"
+    if len(source) > MAX_QUESTION_CHARS:
+        return f"it holds over {MAX_QUESTION_CHARS:,} characters"
+    try:
+        head, options = split_question(source)
+    except ValueError:
+        return "it does not end with the options a to d"
+    number = next((int(m.group(1)) for m in map(NUMBER.match, head) if m and len(m.group(1)) <= 3), 0)
+    text = "\n".join(line for line in head if not line.lstrip().startswith("#")).strip()
+    return {"number": number, "text": text, "options": [t for _, t in options]}
+
+
+@dataclass(frozen=True)
+class ShownQuestion:
+    """How a course shows one question: the question as a student's notebook shows it, and the order of the
+    canonical options under its letters (or `refused`: why the notebook's question cannot be graded)."""
+
+    question: Question | None
+    order: tuple[str, ...] = OPTIONS
+    refused: str = ""
+
+
+def shown_build(shown: object, release: Mapping[str, Question], release_order: Mapping[str, tuple[str, ...]],
+                secret: str, question_id: str) -> ShownQuestion:
+    """`question_id` as the student's notebook (`shown`, from `shown_quiz`) shows it, checked against the
+    course: `release` holds the grader's release's questions, shown in `release_order` (question id ->
+    order). The notebook's options must be the release's, in the order of a build the course made: as
+    written, or the secret's order (`secret` must then be given: ValueError otherwise)."""
+    data = shown if isinstance(shown, dict) else {}
+    record = data.get("record") if isinstance(data.get("record"), dict) else {}
+    questions = data.get("questions") if isinstance(data.get("questions"), dict) else {}
+    canonical = release.get(question_id)
+    if canonical is None:
+        raise ValueError(f"the grader's release has no question {question_id}")
+    texts = {release_order[question_id][i]: canonical.options[letter] for i, letter in enumerate(OPTIONS)}
+    claimed = record.get("options")
+    if claimed not in (AS_WRITTEN, SHUFFLED, None):
+        return ShownQuestion(None, refused="its record of how the quiz was built (the notebook's metadata "
+                                           f"'{BUILD_METADATA}') is not one this grader wrote")
+    item = questions.get(question_id)
+    if not isinstance(item, dict):
+        return _unshown(question_id, canonical, texts, claimed, questions, secret, item)
+    options = item.get("options") if isinstance(item.get("options"), list) else []
+    asked = Question(question_id, canonical.number, str(item.get("text", "")), dict(zip(OPTIONS, map(str, options))))
+    if plain(asked.text) != plain(canonical.text):
+        return ShownQuestion(None, refused=f"the text of question {canonical.number} is not the course's")
+    order = shown_order(asked, texts)
+    if order is None:
+        return ShownQuestion(None, refused=f"the options of question {canonical.number} are not the course's")
+    expected = _expected_orders(claimed, order, question_id, secret)
+    if order not in expected:
+        return ShownQuestion(None, refused=_other_order(claimed, canonical.number))
+    return ShownQuestion(asked, order)
+
+
+def shown_order(asked: Question, texts: Mapping[str, str]) -> tuple[str, ...] | None:
+    """The canonical options that `asked` shows under a to d, by their texts (None: not the same options)."""
+    by_text = {plain(text): letter for letter, text in texts.items()}
+    order = tuple(by_text.get(plain(asked.options.get(letter, "")), "") for letter in OPTIONS)
+    return order if sorted(order) == list(OPTIONS) and len(by_text) == len(OPTIONS) else None
+
+
+def _expected_orders(claimed: str | None, order: tuple[str, ...], question_id: str,
+                     secret: str) -> tuple[tuple[str, ...], ...]:
+    """The orders a build the course made could show: as written, or the secret's (both when the notebook
+    does not say which, the secret's only when it is given or needed)."""
+    if claimed == AS_WRITTEN:
+        return (OPTIONS,)
+    if claimed is None and (order == OPTIONS or not secret):
+        return (OPTIONS,)
+    return (option_order(secret, question_id),)
+
+
+def _unshown(question_id: str, canonical: Question, texts: Mapping[str, str], claimed: str | None,
+             questions: Mapping[str, Any], secret: str, why: object) -> ShownQuestion:
+    """A question whose cell the notebook lacks, or cannot be read: graded in the order its record states
+    (the text quoted is the release's), refused when the notebook does not say how it was built."""
+    if claimed is None:
+        what = f"it cannot be read ({why})" if isinstance(why, str) else "it is missing"
+        return ShownQuestion(None, refused=f"its cell of question {canonical.number} {what}, and the notebook "
+                                           "does not record how its options were built")
+    order = OPTIONS if claimed == AS_WRITTEN else option_order(secret, question_id)
+    shown = Question(question_id, canonical.number, canonical.text, {OPTIONS[i]: texts[c] for i, c in enumerate(order)})
+    return ShownQuestion(shown, order)
+
+
+def _other_order(claimed: str | None, number: int) -> str:
+    if claimed == AS_WRITTEN:
+        return f"it shows the options of question {number} in another order than the one it records (as written)"
+    return (f"it shows the options of question {number} in another order than this course's (the order the "
+            "course secret gives): it comes from a release built with another secret, or for another course")

@@ -814,7 +814,7 @@ def test_notebook_problems_are_reported(runs):
                 for sid in ("nb_corrupt_json", "nb_deleted_and_duplicated_cells")}
     assert "unreadable notebook" in problems["nb_corrupt_json"]
     assert "masks-causal_mask is missing" in problems["nb_deleted_and_duplicated_cells"]
-    assert "appears more than once" in problems["nb_deleted_and_duplicated_cells"]
+    assert "appears 2 times; the last is graded, as Restart & Run All leaves it" in problems["nb_deleted_and_duplicated_cells"]
 
 
 # ---- the sandbox itself ------------------------------------------------------------

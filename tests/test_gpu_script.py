@@ -18,3 +18,24 @@ def test_without_a_gpu_the_device_script_skips_cleanly(tmp_path):
                          env={**os.environ, "PATH": "/usr/bin:/bin"})
     assert run.returncode == 0, run.stderr
     assert "no NVIDIA GPU here" in run.stdout and not any((tmp_path / "out").iterdir())
+
+
+def test_the_offline_venv_installs_only_what_the_machines_python_lacks(tmp_path):
+    """offline_venv.wanted_wheels: a package the GPU machine's Python has is not installed again, torch never
+    is (the machine's CUDA build serves), and a wheel of another version than the lock's is not taken."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("offline_venv", SCRIPT.parent / "offline_venv.py")
+    offline = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(offline)
+    pins = offline.locked()
+    site, wheels = tmp_path / "site", tmp_path / "wheels"
+    (site / f"numpy-{pins['numpy']}.dist-info").mkdir(parents=True)
+    (site / f"numpy-{pins['numpy']}.dist-info" / "METADATA").write_text(f"Name: numpy\nVersion: {pins['numpy']}\n")
+    wheels.mkdir()
+    for name in ("numpy", "dask", "torch"):
+        (wheels / f"{name}-{pins[name]}-py3-none-any.whl").touch()
+    (wheels / "tqdm-0.0.1-py3-none-any.whl").touch()
+    chosen, missing = offline.wanted_wheels(site, wheels)
+    assert [w.name.split("-")[0] for w in chosen] == ["dask"]
+    assert f"tqdm=={pins['tqdm']}" in missing and not any(m.startswith(("numpy==", "torch==")) for m in missing)

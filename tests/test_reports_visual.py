@@ -318,7 +318,8 @@ def quiz_run(tmp_path_factory) -> dict:
         (folder / f"{name}.py").write_text(base + "\n" + "\n".join(f"answer_{q} = {a!r}" for q, a in given.items()))
     out = folder / "out"
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", *sorted(str(p) for p in folder.glob("*.py")),
-                           "--out", str(out), "--secret", "visual", "--parts", "quiz", "--quiet", "--no-similarity"],
+                           "--out", str(out), "--secret", "visual", "--parts", "quiz", "--quiet", "--no-similarity",
+                           "--quiz-counts"],  # counted, so that its points are the page's total
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return {"out": out}

@@ -290,6 +290,7 @@ class ClassRun:
     force: bool = False
     visibility: Visibility = Visibility()  # of each check on Gradescope (results.json)
     similarity: float | None = SIMILARITY_THRESHOLD  # the class report's pairs unusually alike; None: none
+    notes: tuple[str, ...] = ()  # lines the run prints after the isolation line (what the totals count)
 
 
 def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = True,
@@ -306,6 +307,7 @@ def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = T
     prints = {s.id: fingerprint(s, run.parts, run.settings.secret) for s in found.todo}
     graded = list(found.kept)
     for kept in found.kept:
+        reports.write_submission(kept, run.out, run.visibility)  # as this run counts and shows them
         on_result(kept)
     run.out.mkdir(parents=True, exist_ok=True)
     pool = pool or LocalPool(run.settings, run.workers)
@@ -315,6 +317,8 @@ def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = T
             isolation = pool.ready()
             if progress:
                 print(f"isolation: {isolation}", file=sys.stderr, flush=True)
+        if progress and run.notes:
+            print("\n".join(run.notes), file=sys.stderr, flush=True)
         similar = _compared_meanwhile(found.cells, run.similarity)
         # a bar on a terminal only: in a redirected log it would be a line per update
         with tqdm(total=len(found.todo), unit="submission",

@@ -46,6 +46,7 @@ class Current:
     slots: CpuSlots | None = None  # held while computing, let go while a `waits` check waits
     reference: Any = None  # what computes served calls (core.served.Reference)
     secret: str = ""  # the course secret (a shuffled quiz's option order is keyed with it)
+    quiz_shown: dict | None = None  # what the submission's quiz.ipynb shows (quiz.shown_quiz); None: none
 
 
 class _Watchdog(Exception):

@@ -72,6 +72,37 @@ class CheckResult:
 
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")  # Gradescope's, per test
+AFTER_DUE_DATE = "after_due_date"
+
+
+@dataclass(frozen=True)
+class Counting:
+    """Which parts a total leaves out, and which it counts but students may see only after the due date.
+
+    A self-check quiz tells students at once which answer is right, so its points would go to anyone who
+    tries: it is reported and `uncounted`. A counted quiz is in the total but `held_back`: on Gradescope,
+    with unlimited uploads, any score of it shown before the due date would let a student find each
+    answer by uploading again (see `GradedSubmission.to_gradescope`)."""
+
+    uncounted: frozenset[str] = frozenset()
+    held_back: frozenset[str] = frozenset()
+
+    def counts(self, part: str) -> bool:
+        return part not in self.uncounted
+
+
+_counting = Counting()  # the run's: every part counts unless the command line says otherwise (set_counting)
+
+
+def set_counting(counting: Counting) -> None:
+    """What this process's totals count (the CLI sets it once, from the course's quiz settings: every
+    total, results.json, grades.csv and the reports are computed here, in the process that writes them)."""
+    global _counting
+    _counting = counting
+
+
+def counting() -> Counting:
+    return _counting
 
 
 @dataclass(frozen=True)
@@ -87,8 +118,11 @@ class Visibility:
             raise ValueError(f"visibility {self.default!r}: one of {', '.join(VISIBILITIES)}")
 
     def of(self, check: CheckResult) -> str:
+        """When students see `check`: a part held back until the due date is never visible before it,
+        whatever the default or a `visible` pattern says."""
         name = f"{check.part}/{check.name}"
-        return "visible" if any(fnmatch.fnmatchcase(name, p) for p in self.visible) else self.default
+        shown = "visible" if any(fnmatch.fnmatchcase(name, p) for p in self.visible) else self.default
+        return AFTER_DUE_DATE if shown == "visible" and check.part in counting().held_back else shown
 
 
 @dataclass
@@ -143,11 +177,16 @@ class GradedSubmission:
 
     @property
     def total(self) -> float:
-        return sum(c.score for c in self.checks)
+        """The score of the parts that count (`counting()`): a self-check quiz is reported, not counted."""
+        return sum(c.score for c in self.checks if counting().counts(c.part))
 
     @property
     def max_score(self) -> float:
-        return sum(c.max_score for c in self.checks)
+        return sum(c.max_score for c in self.checks if counting().counts(c.part))
+
+    def uncounted_parts(self) -> list[str]:
+        """The parts graded here whose scores the total leaves out, in the order the checks ran."""
+        return [p for p in self.part_scores() if not counting().counts(p)]
 
     # ---- serialised
 
@@ -165,8 +204,7 @@ class GradedSubmission:
         """Gradescope's results.json: one test per check, each shown as `visibility` says; a summary (the
         total, each part, what was found in the upload); what Gradescope does not read goes in extra_data."""
         visibility = visibility or Visibility()
-        lines = [f"Total: {self.total:g} / {self.max_score:g}"]
-        lines += [f"{part}: {got:g} / {most:g}" for part, (got, most) in self.part_scores().items()]
+        lines = self.summary_lines()
         lines += [f"Note: {p}" for p in self.problems + self.notes]
         if self.error:
             lines.append(f"Not graded: {self.error}")
@@ -175,8 +213,30 @@ class GradedSubmission:
                 "tests": [c.to_gradescope(visibility.of(c)) for c in self.checks],
                 "extra_data": {"submission": self.id, "problems": self.problems, "notes": self.notes, "error": self.error,
                                "seconds": round(self.seconds, 3), "part_seconds": self.part_seconds,
-                               "busy_seconds": round(self.busy_seconds, 3),
+                               "busy_seconds": round(self.busy_seconds, 3), "uncounted": self.uncounted_parts(),
                                "internal_errors": [i for i, c in enumerate(self.checks) if c.internal_error]}}
+
+    def summary_lines(self) -> list[str]:
+        """The summary at the head of results.json's output, which Gradescope always shows: the total and
+        each part's score, but never a held-back part's score (nor a total that holds it) before the due
+        date; Gradescope hides the `score` field itself while any test is hidden."""
+        held = [p for p in self.part_scores() if p in counting().held_back and counting().counts(p)]
+        shown = [c for c in self.checks if counting().counts(c.part) and c.part not in held]
+        got, most = sum(c.score for c in shown), sum(c.max_score for c in shown)
+        if held:
+            marks = sum(self.part_scores()[p][1] for p in held)
+            lines = [f"Total: {got:g} / {most:g} so far: the {' and '.join(held)} ({marks:g} points) is marked "
+                     "after the due date"]
+        else:
+            lines = [f"Total: {got:g} / {most:g}"]
+        for part, (score, top) in self.part_scores().items():
+            if part in held:
+                lines.append(f"{part}: marked after the due date")
+            elif not counting().counts(part):
+                lines.append(f"{part}: {score:g} / {top:g} (self-check: not counted in the total)")
+            else:
+                lines.append(f"{part}: {score:g} / {top:g}")
+        return lines
 
     @classmethod
     def from_gradescope(cls, data: dict[str, Any]) -> "GradedSubmission":

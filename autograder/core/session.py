@@ -241,7 +241,7 @@ class Grader:
             return student
 
         current = Current(open_student, f"{job.secret}\0{submission.id}", slots=self.slots,
-                          reference=self.backend.reference, secret=job.secret)
+                          reference=self.backend.reference, secret=job.secret, quiz_shown=submission.quiz_shown)
         self.plugin.current = current
         part_seconds: dict[str, float] = {}
         try:

@@ -6,11 +6,14 @@ anything is read; a notebook that is not valid JSON (or nested too deeply to
 read) is noted as unreadable. Nothing a student chose can make the grader read
 anything outside the submission or wait on it.
 
-Only answer cells (matched by nbgrader grade_id), the read-only setup cells
-of the *release* notebook, and the definitions in cells the student added run:
-a student cannot slip code into a setup cell, helpers written in a cell of
-their own count as they do in the notebook, and exploratory or plotting
-statements never run while grading.
+The read-only setup cells of the *release* notebook run first, then the
+student's cells in the student's notebook order: every answer cell (matched
+by nbgrader grade_id; the last copy of a duplicated one is what counts, as
+Restart & Run All leaves it) and, of the cells the student added, the
+definitions, imports and the assignments that graded code reads, whatever
+they compute. A student cannot slip code into a setup cell, helpers and
+constants written in a cell of their own count as they do in the notebook,
+and exploratory or plotting statements never run while grading.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Any, Callable
 
-from .. import assignment
+from .. import assignment, quiz
 from ..text import code_lines, printable
 
 # The code a submission may hold in all (its modules, or its notebooks' answer cells and the definitions of the
@@ -37,7 +40,7 @@ from ..text import code_lines, printable
 # about a second per 2 MiB and pass, outside every limit a submission's own time has.
 MAX_CODE_BYTES = 256 * 2**10
 MAX_PY_BYTES = MAX_CODE_BYTES
-MAX_NOTEBOOK_BYTES = 32 * 2**20
+MAX_NOTEBOOK_BYTES = 128 * 2**20  # a file: its outputs (plots) included; the limit on code is MAX_CODE_BYTES
 MAX_FILES = 500  # entries looked at in a submission folder
 MAX_DEPTH = 8
 
@@ -54,6 +57,7 @@ class Submission:
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what a person should know that is not a problem (a file's name)
     newest_file: float = 0.0  # modification time of its newest file: a later resubmission is graded again
+    quiz_shown: dict[str, Any] | None = None  # what its quiz.ipynb shows (quiz.shown_quiz); None: no quiz notebook
     code_bytes: int = field(default=0, repr=False, compare=False)  # what its cells hold so far, while it is read (MAX_CODE_BYTES)
 
     def cells_for(self, part: str) -> list[Cell]:
@@ -61,13 +65,14 @@ class Submission:
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "cells": {k: [list(c) for c in v] for k, v in self.cells.items()},
-                "problems": self.problems, "notes": self.notes, "newest_file": self.newest_file}
+                "problems": self.problems, "notes": self.notes, "newest_file": self.newest_file,
+                "quiz_shown": self.quiz_shown}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Submission":
         cells = {str(k): [(str(a), str(b)) for a, b in v] for k, v in data["cells"].items()}
         return cls(str(data["id"]), cells, [str(p) for p in data["problems"]], [str(n) for n in data.get("notes", [])],
-                   float(data.get("newest_file", 0.0)))
+                   float(data.get("newest_file", 0.0)), data.get("quiz_shown"))
 
 
 class SubmissionError(ValueError):
@@ -328,36 +333,37 @@ def _zip_time(member: zipfile.ZipInfo) -> float:
 
 
 def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) -> None:
-    read = read_notebook(data)
+    notebook = parse_notebook(data)
+    read = notebook if isinstance(notebook, str) else notebook_cells(notebook)
+    if name == quiz.NOTEBOOK and not isinstance(notebook, str):
+        submission.quiz_shown = quiz.shown_quiz(notebook)  # what it shows the student: bounded, plain data
     if isinstance(read, str):
         submission.problems.append(f"{printable(shown)}: unreadable notebook, could not be read ({read})")
         submission.cells.setdefault(name, [])
         return
-    answers: dict[str, str] = {}
+    release = release_cells(name)
+    setup = [(f"{name}.ipynb, cell {grade_id}", code) for grade_id, code, is_answer in release
+             if not is_answer and grade_id.startswith(assignment.SETUP_CELL_PREFIX)]
+    answer_ids = [grade_id for grade_id, _, is_answer in release if is_answer]
+    copies: dict[str, int] = {}
+    students: list[tuple[str, str, bool]] = []  # (label, code, is an answer cell) in the notebook's order
     for cell in read:
         if cell.code and cell.source is None:
             submission.problems.append(f"{printable(shown)}: cell {cell.number}'s source is not text, {REFUSED}")
-        elif cell.answer and cell.grade_id in answers:
-            submission.problems.append(f"{printable(shown)}: answer cell {printable(cell.grade_id)} appears more than "
-                                       "once; the first is graded")
+        elif cell.answer and cell.grade_id in answer_ids:
+            copies[cell.grade_id] = copies.get(cell.grade_id, 0) + 1
+            students.append((f"{name}.ipynb, cell {cell.grade_id}", _strip_magics(cell.source), True))
         elif cell.answer:
-            answers[cell.grade_id] = cell.source
-    cells: list[Cell] = []
-    students: list[str] = []  # the code of the cells the student wrote, as it will run
-    added = _added_definitions(read, name)
-    for grade_id, code, is_answer in release_cells(name):
-        if not is_answer and grade_id.startswith(assignment.SETUP_CELL_PREFIX):
-            cells.append((f"{name}.ipynb, cell {grade_id}", code))
-        elif is_answer:
-            cells += added  # after the setup, before every answer cell: an answer cell's own definition wins
-            students += [code for _, code in added]
-            added = []
-            if grade_id not in answers:
-                submission.problems.append(f"{printable(shown)}: answer cell {grade_id} is missing")
-                continue
-            cells.append((f"{name}.ipynb, cell {grade_id}", _strip_magics(answers[grade_id])))
-            students.append(cells[-1][1])
-    submission.cells[name] = cells if _charge(submission, "".join(students), shown) else []
+            submission.problems.append(f"{printable(shown)}: cell {cell.number} is marked as an answer cell "
+                                       f"{printable(cell.grade_id)}, which the assignment does not have; it does not run")
+        elif cell.code and cell.grade_id is None and cell.source:
+            students.append((f"{name}.ipynb, your cell {cell.number}", _strip_magics(cell.source), False))
+    submission.problems += [f"{printable(shown)}: answer cell {grade_id} is missing" for grade_id in answer_ids
+                            if grade_id not in copies]
+    submission.notes += [f"{printable(shown)}: answer cell {printable(grade_id)} appears {n} times; the last is "
+                         "graded, as Restart & Run All leaves it" for grade_id, n in copies.items() if n > 1]
+    cells = [(label, code) for label, code in _what_runs(students) if code.strip()]
+    submission.cells[name] = setup + cells if _charge(submission, "".join(c for _, c in cells), shown) else []
 
 
 def _charge(submission: Submission, code: str, shown: str) -> bool:
@@ -418,7 +424,17 @@ class NotebookCell:
 
 
 def read_notebook(data: bytes) -> list[NotebookCell] | str:
-    """The cells of notebook JSON, or why it could not be read. Bounded before it is parsed: nesting
+    """The cells of notebook JSON, or why it could not be read."""
+    notebook = parse_notebook(data)
+    return notebook if isinstance(notebook, str) else notebook_cells(notebook)
+
+
+def notebook_cells(notebook: dict) -> list[NotebookCell]:
+    return [_notebook_cell(number, cell) for number, cell in enumerate(notebook["cells"], start=1)]
+
+
+def parse_notebook(data: bytes) -> dict | str:
+    """Notebook JSON with a list of cells, or why it could not be read. Bounded before it is parsed: nesting
     (RecursionError) and the count of objects and arrays (a million empty cells in 32 MiB)."""
     if data.count(b"{") + data.count(b"[") > MAX_CONTAINERS:
         return f"more than {MAX_CONTAINERS:,} JSON objects and arrays"
@@ -433,7 +449,7 @@ def read_notebook(data: bytes) -> list[NotebookCell] | str:
     cells = notebook.get("cells") if type(notebook) is dict else None
     if type(cells) is not list:
         return "no list of cells"
-    return [_notebook_cell(number, cell) for number, cell in enumerate(cells, start=1)]
+    return notebook
 
 
 def _notebook_cell(number: int, cell: object) -> NotebookCell:
@@ -469,53 +485,72 @@ def _notebook_cells(data: bytes) -> list[tuple[str, str, bool]] | None:
 
 
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 
 
-def _added_definitions(cells: list[NotebookCell], notebook: str) -> list[Cell]:
-    """The definitions in the code cells a student added (no nbgrader metadata): functions, classes,
-    imports and constants. Statements that do something (a plot, an experiment, a print) are left out,
-    line numbers kept, so a helper in a cell of its own counts as it does in the notebook."""
-    found: list[Cell] = []
-    for cell in cells:
-        if not cell.code or cell.grade_id is not None or not cell.source:
+def _what_runs(cells: list[tuple[str, str, bool]]) -> list[tuple[str, str]]:
+    """The code that runs of each cell (label, code, is an answer cell): an answer cell whole; of a cell the
+    student added, its definitions and imports, and the assignments that code which runs reads (a constant,
+    a helper's default: `NEG_INF = float("-inf")`), however they compute; statements that only show or test
+    something (a print, a plot, an experiment whose result nothing graded reads) are blanked, lines kept."""
+    trees: dict[int, list[ast.stmt]] = {}
+    needed: list[str] = []  # names that code which runs reads, to be looked up
+    assigning: dict[str, list[tuple[int, int]]] = {}  # name -> (cell, statement) of the added cells that assign it
+    kept: set[tuple[int, int]] = set()
+    for i, (_, code, is_answer) in enumerate(cells):
+        if is_answer:
+            needed += _reads([code])
             continue
-        code = _definitions_only(_strip_magics(cell.source))
-        if code.strip():
-            found.append((f"{notebook}.ipynb, your cell {cell.number}", code))
+        try:
+            trees[i] = ast.parse(code).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            trees[i] = []
+        for j, statement in enumerate(trees[i]):
+            if isinstance(statement, DEFINITIONS):
+                kept.add((i, j))
+                needed += _reads([statement])
+            elif isinstance(statement, ASSIGNMENTS):
+                for target in _assigned(statement):
+                    assigning.setdefault(target, []).append((i, j))
+    looked_up: set[str] = set()
+    while needed:  # each name and each statement once: linear in the code
+        name = needed.pop()
+        if name in looked_up:
+            continue
+        looked_up.add(name)
+        for i, j in assigning.get(name, ()):
+            if (i, j) not in kept:
+                kept.add((i, j))
+                needed += _reads([trees[i][j]])
+    found = []
+    for i, (label, code, is_answer) in enumerate(cells):
+        if is_answer:
+            found.append((label, code))
+            continue
+        lines = code_lines(code)
+        for j, statement in enumerate(trees[i]):
+            if (i, j) not in kept:
+                for k in range(statement.lineno - 1, statement.end_lineno or statement.lineno):
+                    lines[k] = ""
+        found.append((label, "\n".join(lines) if trees[i] else ""))
     return found
 
 
-def _definitions_only(code: str) -> str:
-    """`code` with every top-level statement that is not a definition blanked out (lines kept)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ""
-    lines = code_lines(code)
-    for node in tree.body:
-        if not _is_definition(node):
-            for i in range(node.lineno - 1, (node.end_lineno or node.lineno)):
-                lines[i] = ""
-    return "\n".join(lines)
+def _reads(code: list[str] | list[ast.stmt]) -> list[str]:
+    """The names `code` reads (a global or a local: looking up more than needed keeps more, never less)."""
+    names = []
+    for item in code:
+        try:
+            tree = ast.parse(item) if isinstance(item, str) else item
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        names += [node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)]
+    return names
 
 
-def _is_definition(node: ast.stmt) -> bool:
-    if isinstance(node, DEFINITIONS):
-        return True
-    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-        return _is_constant(node.value)
-    return False
-
-
-LITERAL_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.USub, ast.UAdd, ast.Load)
-
-
-def _is_constant(value: ast.expr) -> bool:
-    """A literal (numbers, strings, tuples of them...) or a name or attribute (an alias: F = torch.nn.functional).
-    Judged by the tree's shape, never evaluated here: a set of 50,000 integers that hash alike costs nothing."""
-    if isinstance(value, (ast.Name, ast.Attribute)):
-        return all(isinstance(n, (ast.Name, ast.Attribute, ast.Load)) for n in ast.walk(value))
-    return all(isinstance(n, LITERAL_NODES) for n in ast.walk(value))
+def _assigned(statement: ast.stmt) -> list[str]:
+    targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+    return [node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)]
 
 
 def _strip_magics(code: str) -> str:

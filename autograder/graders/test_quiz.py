@@ -1,16 +1,18 @@
-"""Hidden grader for the quiz: one point per question, the hidden key scored against the options as
-the course's release shows them. The feedback quotes the question and the option chosen and says
-why it is right or, for a wrong answer, which option is right and why.
+"""Hidden grader for the quiz: one point per question, the hidden key scored against the options as the
+student's own quiz.ipynb showed them. The feedback quotes the question and the option chosen, as the
+student saw them, and says why it is right or, for a wrong answer, which option is right and why.
 
 Where each fact comes from, once:
 * the right letters and the explanations of every option: the hidden key (quiz_key.py), in the
   source notebook's order of the options;
-* the question and option texts, and how the release was built (its mode; options as written or
-  shuffled): the grader's own copy of the release (autograder.assignment.release_folder()), read
-  at import, never the submission;
-* the order of a shuffled course's options: the course secret this run grades with, the same
-  secret the release was built with (autograder.quiz.option_order), so the grader and the
-  released notebook agree without the release holding the secret.
+* what the student was shown: the submission's quiz.ipynb (its build record and question cells, read
+  by core.submission into `quiz.shown_quiz`'s plain data, served as `current.quiz_shown`), never trusted
+  for an answer: its questions must be the course's (the grader's copy of the release) and its options
+  shown in the order of a build the course made, as written or the course secret's order
+  (`quiz.shown_build`); a notebook that disagrees is not graded against anything else: each question it
+  disagrees on fails, saying what disagrees;
+* a submission without a quiz notebook (a .py module): the order of the grader's copy of the release
+  (autograder.assignment.release_folder()), shuffled by the course secret when that copy is.
 """
 
 from __future__ import annotations
@@ -59,15 +61,16 @@ def _title(question: str) -> str:
 @pytest.mark.parametrize("question, title", [pytest.param(q, _title(q), id=q) for q in sorted(ANSWERS)])
 @check(NAME, points=POINTS)
 def test_answer(request, student, note, question, title):
-    record, questions = release()
-    order = option_order(request, record, question)  # before the submission is asked: a fault here is ours
+    seen = as_shown(request, question)  # before the submission is asked: a fault here is ours
+    if seen.refused:
+        raise not_this_courses_quiz(question, seen.refused)
+    order, shown = seen.order, seen.question
     try:
         answer = student.get(f"answer_{question}")
     except StudentError:
         answer = None
     given = answer.strip().lower() if type(answer) is str else None
     right = quiz.shown_letter(ANSWERS[question], order)
-    shown = questions.get(question)
 
     def option(letter: str) -> str:
         text = shown.option(letter) if shown is not None else ""
@@ -93,12 +96,33 @@ def test_answer(request, student, note, question, title):
     raise Failure("\n".join(lines), hint=hint)
 
 
-def option_order(request: pytest.FixtureRequest, record: dict[str, str], question: str) -> tuple[str, ...]:
-    """The order in which this course's release shows the canonical options of `question`."""
-    if record.get("options") != quiz.SHUFFLED:
-        return quiz.OPTIONS
-    secret = request.config.stash[PLUGIN].current.secret
-    if not secret:
-        raise RuntimeError("the quiz's release shows its options in the order of a course secret: grade with "
-                           "the secret it was built with (--secret or $AUTOGRADER_SECRET)")
-    return quiz.option_order(secret, question)
+def as_shown(request: pytest.FixtureRequest, question: str) -> quiz.ShownQuestion:
+    """`question` as the submission's quiz notebook showed it, checked against this course; for a submission
+    without one, as the grader's copy of the release shows it. RuntimeError (a grader error: no score) when
+    the course's order needs the secret and the run has none."""
+    current = request.config.stash[PLUGIN].current
+    record, questions = release()
+    try:
+        order = release_order(record, question, current.secret)
+        shown = getattr(current, "quiz_shown", None)
+        if shown is None:
+            return quiz.ShownQuestion(questions.get(question), order)
+        return quiz.shown_build(shown, questions, {question: order}, current.secret, question)
+    except ValueError as exc:
+        raise RuntimeError(f"the quiz cannot be checked: {exc}; grade with the secret the release was built with "
+                           "(--secret or $AUTOGRADER_SECRET)") from None
+
+
+def release_order(record: dict[str, str], question: str, secret: str) -> tuple[str, ...]:
+    """The order in which the grader's copy of the release shows the canonical options of `question`."""
+    return quiz.option_order(secret, question) if record.get("options") == quiz.SHUFFLED else quiz.OPTIONS
+
+
+def not_this_courses_quiz(question: str, why: str) -> Failure:
+    """The failure of a question the submission's quiz.ipynb does not show as this course released it."""
+    hint = ("submit the quiz.ipynb of this course's release, with your answers in it: download it again and "
+            "copy your answers into it if yours came from elsewhere or was changed by hand")
+    lines = [f"Checked: answer_{question}, against the quiz as your quiz.ipynb shows it",
+             f"Not graded: your quiz.ipynb is not the quiz this course released: {why}.",
+             f"Likely mistake: {hint}"]
+    return Failure("\n".join(lines), hint=hint)

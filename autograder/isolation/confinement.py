@@ -200,7 +200,13 @@ def confine(config: dict, drop_root: str, keep_fd: int) -> list[str]:
     mapped = mapped_bytes() or 0  # torch already maps a lot of address space; the limit is on top
     if not drop_root and os.geteuid() != 0:  # the grader's own uid: its count of processes is shared
         processes += _processes_of(os.getuid())
-    for limit, value in ((resource.RLIMIT_CPU, cpu), (resource.RLIMIT_AS, mapped + memory),
+    address_space = mapped + memory
+    if view.gpu:  # CUDA reserves address space for all of the GPU's memory and more as it starts: under a cap
+        address_space = resource.RLIM_INFINITY  # it cannot start; the cgroup bounds memory instead
+        if config.get("cgroups") is None:
+            weaknesses.append("no memory limit: CUDA cannot start under an address-space limit, and there is no "
+                              "cgroup")
+    for limit, value in ((resource.RLIMIT_CPU, cpu), (resource.RLIMIT_AS, address_space),
                          (resource.RLIMIT_FSIZE, file_size), (resource.RLIMIT_NPROC, processes),
                          (resource.RLIMIT_CORE, 0)):
         resource.setrlimit(limit, (value, value))

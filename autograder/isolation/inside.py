@@ -34,12 +34,13 @@ def serve(sock: socket.socket, config: dict) -> None:
     import torch
 
     from . import wire
-    from .server import Runtime, error_info
+    from .server import Runtime, error_info, run_as_written
 
     confinement.confine(config, drop_root=config["drop_root"], keep_fd=sock.fileno())
     torch.set_num_threads(1)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    torch.compile = run_as_written  # the code runs as written: see run_as_written
     fraction = float(config.get("gpu_memory_fraction") or 0)
     if fraction > 0:  # set when (if ever) CUDA starts in this sandbox: the zygote never starts it
         torch.cuda._lazy_call(lambda: [torch.cuda.set_per_process_memory_fraction(fraction, device)

@@ -51,6 +51,11 @@ class View:
     hide: tuple[str, ...]  # within what is exposed, covered: folders by an empty one, files by an empty file
     devices: tuple[str, ...]  # device nodes bound into a private /dev
 
+    @property
+    def gpu(self) -> bool:
+        """Whether a GPU's device nodes are bound in, so that CUDA may start in a sandbox."""
+        return any(os.path.basename(d).startswith(GPU_DEVICE_PREFIX) for d in self.devices)
+
     def to_json(self) -> dict:
         return {"expose": list(self.expose), "hide": list(self.hide), "devices": list(self.devices)}
 

@@ -50,6 +50,10 @@ class QuizRelease(NbGraderPreprocessor):
                 help="self-check: quizcheck.py says at once whether an answer is right (formative); counted: the "
                      "release holds no key material, the check cells record the answer and the quiz is marked "
                      "after the deadline.").tag(config=True)
+    counts = Bool(None, allow_none=True,
+                  help="Whether the grader counts the quiz's points in the total. None (the default): a counted quiz "
+                       "counts, a self-check one is reported and left out (its release tells students the answers). "
+                       "The grader's --quiz-counts / --no-quiz-counts overrides it.").tag(config=True)
     shuffle = Bool(False, help="Show each question's options in an order drawn from the course secret "
                                f"(${SECRET_VARIABLE}, which must then be set when the release is built and when "
                                "it is graded).").tag(config=True)

@@ -33,10 +33,20 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def write_submission(graded: GradedSubmission, out: Path, visibility: Visibility | None = None) -> None:
-    """feedback.html, then results.json, in out/<id>/ (its checks shown on Gradescope as `visibility` says)."""
+    """feedback.html, then results.json, in out/<id>/ (its checks shown on Gradescope as `visibility` says);
+    a file that already says the same is left as it is (a result kept from an earlier run keeps its date)."""
     folder = out / graded.id
-    write_atomically(folder / FEEDBACK_FILE, feedback_html(graded))
-    write_atomically(folder / RESULTS_FILE, json.dumps(graded.to_gradescope(visibility), indent=1, ensure_ascii=False))
+    for path, text in ((folder / FEEDBACK_FILE, feedback_html(graded)),
+                       (folder / RESULTS_FILE, json.dumps(graded.to_gradescope(visibility), indent=1, ensure_ascii=False))):
+        if not _says(path, text):
+            write_atomically(path, text)
+
+
+def _says(path: Path, text: str) -> bool:
+    try:
+        return path.read_text("utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 _SIMILAR: dict[Path, Similarity | None] = {}  # what a run found alike, by its --out: a report written again keeps it

@@ -70,7 +70,7 @@ def _summary(graded: GradedSubmission) -> list[str]:
     if graded.error and not scores:
         return []
     total, most = graded.total, graded.max_score
-    if total == most:
+    if all(c.passed for c in graded.checks):  # every part, one left out of the total too
         return [f"<p class='total passed'><b>Full marks: {total:g} / {points(most)}.</b> Every check of every part "
                 f"passed ({len(graded.checks)} checks).</p>"]
     out = [f"<p class='total'><b>Total: {total:g} / {points(most)}</b></p>",
@@ -90,6 +90,8 @@ def _summary(graded: GradedSubmission) -> list[str]:
                     + (f"; likely mistake: {esc(mistakes[0][0])}" if len(mistakes) == 1 else
                        f"; {len(mistakes)} different likely mistakes, below" if mistakes else "")
                     + (f"; {left} not attempted yet" if left else ""))
+        if part in graded.uncounted_parts():
+            note += "; self-check: not counted in the total"
         out.append(f"<tr><td><a href='#part-{esc(part)}'>{esc(part)}</a></td><td class='n'>{got:g} / {top:g}</td>"
                    f"<td>{note}</td></tr>")
     out.append("</table>")

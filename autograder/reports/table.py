@@ -11,7 +11,9 @@ from .. import assignment
 from ..core.results import GradedSubmission
 from ..text import printable, spreadsheet_safe
 
-COLUMNS = ("submission", *assignment.PART_NAMES, "total", "max", "status", "tampering")  # grades.csv's
+# grades.csv's; "not_in_total": the parts reported in their columns whose scores the total and max leave out
+# (a self-check quiz, core.results.Counting)
+COLUMNS = ("submission", *assignment.PART_NAMES, "total", "max", "not_in_total", "status", "tampering")
 TEXT_COLUMNS = ("submission", "status", "tampering")  # what a student can choose: never a formula in a spreadsheet
 
 
@@ -21,7 +23,8 @@ def rows(graded: list[GradedSubmission]) -> list[dict[str, str]]:
     for g in sorted(graded, key=lambda g: g.id):
         scores = g.part_scores()
         row = {"submission": g.id, **{p: f"{scores[p][0]:g}" if p in scores else "" for p in assignment.PART_NAMES}}
-        row.update(total=f"{g.total:g}", max=f"{g.max_score:g}", status=g.status_text(), tampering=g.tampering.summary())
+        row.update(total=f"{g.total:g}", max=f"{g.max_score:g}", not_in_total=" ".join(g.uncounted_parts()),
+                   status=g.status_text(), tampering=g.tampering.summary())
         found.append(row)
     return found
 
@@ -42,4 +45,10 @@ def class_table(graded: list[GradedSubmission]) -> str:
     body = [[printable(r[c], 120) for c in columns] for r in rows(graded)]
     widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(columns)]
     line = lambda cells: "  ".join(cell.ljust(w) for cell, w in zip(cells, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(columns), line(["-" * w for w in widths]), *map(line, body)])
+    return "\n".join([line(columns), line(["-" * w for w in widths]), *map(line, body), *_left_out(graded)])
+
+
+def _left_out(graded: list[GradedSubmission]) -> list[str]:
+    """A line under the table naming the parts its totals leave out (a self-check quiz), if any."""
+    parts = sorted({p for g in graded for p in g.uncounted_parts()})
+    return [f"(total: without {', '.join(parts)}, reported but not counted)"] if parts else []

@@ -90,8 +90,8 @@ def _notebook_cases() -> list[Case]:
     edited = json.loads(json.dumps(cells))
     wrong_average = with_source(cells[index("masks-causal_average")], "def causal_average(T):\n    return torch.zeros(T, T)\n")
     wrong_padding = with_source(cells[index("masks-padding_mask")], "def padding_mask(lengths, T):\n    return None\n")
-    edited.insert(index("masks-causal_average") + 1, wrong_average)  # a later duplicate is ignored
-    edited.insert(index("masks-padding_mask"), wrong_padding)  # an earlier one is what is graded
+    edited.insert(index("masks-causal_average") + 1, wrong_average)  # a later copy is what Restart & Run All leaves
+    edited.insert(index("masks-padding_mask"), wrong_padding)  # an earlier one is replaced by the answer after it
     edited = [c for c in edited if grade_id(c) != "masks-causal_mask"]
     cut_and_copied = {**notebook, "cells": edited}
 
@@ -145,8 +145,9 @@ def _notebook_cases() -> list[Case]:
              notebook=json.dumps(quiz).encode(), run="later"),
         Case("nb_corrupt_json", "the notebook's JSON is cut in half", "nothing", feedback="not defined",
              notebook=text[: len(text) // 2].encode()),
-        Case("nb_deleted_and_duplicated_cells", "the causal_mask answer cell deleted; causal_average duplicated after "
-             "(ignored), padding_mask duplicated wrong before (graded)", "zero-on causal_mask, padding_mask",
+        Case("nb_deleted_and_duplicated_cells", "the causal_mask answer cell deleted; causal_average duplicated wrong "
+             "after (the copy Restart & Run All leaves: graded), padding_mask duplicated wrong before (replaced by the "
+             "answer after it)", "zero-on causal_mask, causal_average",
              notebook=json.dumps(cut_and_copied).encode()),
         Case("nb_code_outside_answer_cells", "os._exit in the setup cell, in a plain code cell, in an answer cell the "
              "source does not have and in a grade cell: none of them may run", "base",

@@ -3,17 +3,19 @@
 #
 #     tests/gpu/run_on_device.sh [OUT]
 #
-# builds the environment from requirements.lock (make venv) and, where its torch is the CPU build,
-# replaces it by the CUDA build of the same version (from $TORCH_INDEX, default PyTorch's cu126 index;
-# point it at a local folder of wheels with TORCH_INDEX=file:///path, or set TORCH_WHEEL to a wheel file,
-# where the machine has no network). Then, each bounded in time, with its log under OUT (default
-# /tmp/gpu-run):
+# Sets up the environment, one of two ways:
+#   * with a network: builds it from requirements.lock (make venv) and, where its torch is the CPU build,
+#     replaces it by the CUDA build of the same version (from $TORCH_INDEX, default PyTorch's cu126 index;
+#     or set TORCH_WHEEL to a wheel file);
+#   * without one (the device tool's machines): set BASE_PYTHON to a Python whose torch sees the GPU and
+#     WHEELS to the folder tests/gpu/wheels.sh filled. The venv then reads that Python's packages (a .pth
+#     file) and installs from WHEELS the lock's packages it lacks, each at the lock's version.
+# Then, each bounded in time, with its log under OUT (default /tmp/gpu-run):
 #   1. the CUDA-marked tests (tests/test_gpu_sandbox.py, the reference's CUDA tests);
-#   2. the corpus's `needs: cuda` variants (tests/test_grader_corpus.py -k cuda);
-#   3. a correct, a buggy and a hostile submission graded with CUDA present and hidden
-#      (CUDA_VISIBLE_DEVICES=""), their verdicts compared check by check;
-#   4. the GPU T² study of a correct timer and of one without synchronise (timing part);
-#   5. the part overhead with CUDA initialised (tests/benchmarks/part_overhead.py).
+#   2. tests/gpu/verdicts.py: the answer key, the corpus's `needs: cuda` mistakes (a timer without
+#      synchronise, masks built on the CPU), a fabricated study and a GPU hog, graded with CUDA present and
+#      hidden (CUDA_VISIBLE_DEVICES=""), scores, timings and verdicts compared check by check;
+#   3. the part overhead with CUDA initialised (tests/benchmarks/part_overhead.py).
 # Without a GPU it says so and exits 0: nothing to run.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,7 +27,13 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
     exit 0
 fi
 step() { echo "== $*" | tee -a "$OUT/summary.txt"; }
-make venv >"$OUT/venv.log" 2>&1 || { echo "make venv failed: $OUT/venv.log"; exit 1; }
+if [ -n "${BASE_PYTHON:-}" ]; then
+    base_site=$("$BASE_PYTHON" -c 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))')
+    "$BASE_PYTHON" tests/gpu/offline_venv.py .venv "$base_site" "${WHEELS:?WHEELS: the folder tests/gpu/wheels.sh filled}" \
+        >"$OUT/venv.log" 2>&1 || { echo "the offline venv failed: $OUT/venv.log"; tail -20 "$OUT/venv.log"; exit 1; }
+else
+    make venv >"$OUT/venv.log" 2>&1 || { echo "make venv failed: $OUT/venv.log"; exit 1; }
+fi
 if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
     version=$(sed -n 's/^torch==//p' requirements.lock)
     if [ -n "${TORCH_WHEEL:-}" ]; then
@@ -46,8 +54,9 @@ run() {  # name, seconds, command...
     else echo "   FAILED (exit $?): $OUT/$name.log" | tee -a "$OUT/summary.txt"; tail -20 "$OUT/$name.log"; failed=1; fi
 }
 export PYTHONDONTWRITEBYTECODE=1 AUTOGRADER_SECRET=gpu-run
-run cuda-tests 240 "$PY" -m pytest -q -m cuda tests/test_gpu_sandbox.py tests/reference -p no:cacheprovider
-run corpus-cuda 240 "$PY" -m pytest -q tests/test_grader_corpus.py -k cuda -p no:cacheprovider
-run verdicts 300 "$PY" tests/gpu/verdicts.py "$OUT/verdicts"
-run overhead 120 "$PY" tests/benchmarks/part_overhead.py --cuda
+run cuda-tests 200 "$PY" -m pytest -q -n 4 -m cuda tests/test_gpu_sandbox.py tests/reference -p no:cacheprovider
+run verdicts 270 "$PY" tests/gpu/verdicts.py "$OUT/verdicts" "${PARTS:-masks,scaling,heads,positions,timing,tiles}"
+cat "$OUT/verdicts.log"
+run overhead 60 "$PY" tests/benchmarks/part_overhead.py --cuda --repeats 10
+tail -5 "$OUT/overhead.log"
 exit $failed

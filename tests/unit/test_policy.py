@@ -138,3 +138,9 @@ def test_a_covered_package_is_not_a_leak(tmp_path, monkeypatch):
     (tmp_path / "full" / "__init__.py").write_text("SECRET = 1\n")
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
     assert probe([], ["covered", "full"]) == ["the module full can be imported"]
+
+
+def test_a_view_with_a_gpus_device_nodes_says_so():
+    """confinement.confine lifts the address-space limit only for such a view: CUDA cannot start under one."""
+    assert View((), (), ("/dev/null", "/dev/nvidiactl", "/dev/nvidia0")).gpu
+    assert not View((), (), ("/dev/null", "/dev/urandom")).gpu

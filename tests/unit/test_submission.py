@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -58,8 +59,10 @@ def test_duplicated_and_missing_answer_cells_are_noted(tmp_path):
     nb["cells"].append(dict(answers[1], source="second copy"))
     (tmp_path / "attention.ipynb").write_text(json.dumps(nb))
     sub = read_submission(tmp_path / "attention.ipynb")
-    assert any("is missing" in p for p in sub.problems) and any("more than once" in p for p in sub.problems)
-    assert "second copy" not in "".join(code for _, code in sub.cells["attention"])
+    assert any("is missing" in p for p in sub.problems)
+    assert any("appears 2 times; the last is graded, as Restart & Run All leaves it" in n for n in sub.notes)
+    runs = [code for label, code in sub.cells["attention"] if label.endswith(answers[1]["metadata"]["nbgrader"]["grade_id"])]
+    assert len(runs) == 2 and runs[-1] == "second copy"  # both run, in the notebook's order: the last one counts
 
 
 def test_links_are_refused_and_never_read(tmp_path):
@@ -104,6 +107,7 @@ def test_control_characters_in_what_a_student_named_are_escaped(tmp_path):
     (tmp_path / "attention.ipynb").write_text(json.dumps(nb))
     problems = " ".join(read_submission(tmp_path / "attention.ipynb").problems)
     assert "\x1b" not in problems and "\n" not in problems and "\\x1b" in problems
+    assert "which the assignment does not have; it does not run" in problems
 
 
 def test_a_submission_is_plain_json_data(tmp_path):
@@ -123,35 +127,56 @@ def test_the_zygote_preloads_what_the_setup_cells_import():
     assert {"torch", "matplotlib.pyplot", "selfcheck", "quizcheck"} <= set(setup_imports())
 
 
-def test_definitions_in_cells_the_student_added_run_and_nothing_else_of_them(tmp_path):
-    """A helper in a cell of its own counts, as it does in the notebook; a plot or an experiment there does not
-    run; an answer cell's own definition wins over a later copy in an added cell."""
+def test_what_graded_code_needs_of_cells_the_student_added_runs_as_the_notebook_says(tmp_path, monkeypatch):
+    """Of a cell the student added, definitions and imports run, and every assignment graded code reads,
+    whatever it computes (`NEG_INF = float("-inf")`, `T_MAX = 2 ** 14`, `HALF_PI = math.pi / 2`: once, only
+    literals ran, and a default that used one cost its function and every definition after it); a plot, a
+    print, an experiment whose result nothing graded reads, are blanked, lines kept. The cells run in the
+    notebook's order, so a later copy of a function is the one Restart & Run All leaves, and graded."""
     helper = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source":
-              "import math\nSCALE = 2.0\nF = math.sqrt\n\ndef _rowavg(T):\n    return T\n\n"
+              "import math\nNEG_INF = float('-inf')\nT_MAX = 2 ** 14\nHALF_PI = math.pi / 2\n"
+              "UNUSED = 2 ** 10\n\ndef _rowavg(T, limit=T_MAX):\n    return T + HALF_PI\n\n"
               "print('exploring')\nresult = _rowavg(3)\nimport os; os._exit(1)\n"}
-    again = {**helper, "source": "def causal_average(T):\n    return 'the added copy'\n"}
+    again = {**helper, "source": "def causal_average(T):\n    return 'the later copy'\n"}
     nb = json.loads((RELEASE / "attention.ipynb").read_text())
     first_answer = next(i for i, c in enumerate(nb["cells"]) if assignment.is_answer_cell(c))
     nb["cells"][first_answer:first_answer] = [helper]
-    nb["cells"].append(again)
     for cell in nb["cells"]:
         if assignment.nbgrader_metadata(cell).get("grade_id") == "masks-causal_average":
-            cell["source"] = "def causal_average(T):\n    return _rowavg(T)\n"
+            cell["source"] = "def causal_average(T, fill=NEG_INF):\n    return _rowavg(T)\n"
     path = tmp_path / "attention.ipynb"
     path.write_text(json.dumps(nb))
     cells = read_submission(path).cells["attention"]
-    labels = [label for label, _ in cells]
-    added = [code for label, code in cells if "your cell" in label]
-    assert len(added) == 2 and labels.index(next(l for l in labels if "your cell" in l)) < labels.index(
-        "attention.ipynb, cell masks-causal_average")
-    assert "def _rowavg" in added[0] and "SCALE = 2.0" in added[0] and "F = math.sqrt" in added[0]
-    assert "print" not in added[0] and "result =" not in added[0] and "_exit" not in added[0]
-    assert added[0].count("\n") == helper["source"].count("\n")  # line numbers kept for tracebacks
+    monkeypatch.syspath_prepend(str(RELEASE))  # the setup cell imports the released helpers
+    added = next(code for label, code in cells if "your cell" in label)
+    for kept in ("import math", "NEG_INF = float('-inf')", "T_MAX = 2 ** 14", "HALF_PI = math.pi / 2", "def _rowavg"):
+        assert kept in added, kept
+    for blanked in ("UNUSED", "print", "result =", "_exit"):
+        assert blanked not in added, blanked
+    assert added.count("\n") == helper["source"].count("\n")  # line numbers kept for tracebacks
     namespace: dict = {}
-    for _, code in cells[1:]:  # past the setup cell: definitions only, then the answers
-        if "causal_average" in code or "your cell" in _:
-            exec(compile(code, "cell", "exec"), namespace)
-    assert namespace["causal_average"](4) == 4  # the answer cell's, through the helper
+    for _, code in cells:  # the setup cell, then the notebook's cells in its order
+        exec(compile(code, "cell", "exec"), namespace)
+    assert namespace["causal_average"](4) == 4 + math.pi / 2  # the answer cell's, through the helper and its constant
+    nb["cells"].append(again)
+    path.write_text(json.dumps(nb))
+    namespace = {}
+    for _, code in read_submission(path).cells["attention"]:
+        exec(compile(code, "cell", "exec"), namespace)
+    assert namespace["causal_average"](4) == "the later copy"  # as Restart & Run All leaves it
+
+
+def test_what_runs_is_found_in_time_linear_in_the_code(walks_per_size):
+    """50,000 assignments that each read the one before: every statement is looked at once."""
+    from autograder.core import submission
+
+    def what_runs(n: int) -> None:
+        chain = "x0 = 1\n" + "".join(f"x{i} = x{i - 1} + 1\n" for i in range(1, n))
+        cells = [("added", chain, False), ("answer", f"def f():\n    return x{n - 1}\n", True)]
+        assert submission._what_runs(cells)[0][1].count("=") == n
+
+    work = walks_per_size(what_runs, (10_000, 20_000))
+    assert 0 < work[20_000] <= 2.2 * work[10_000], work
 
 
 @pytest.mark.parametrize("name, notebook", [("Attention", "attention"), ("quiz (1)", "quiz"), ("attention-1", "attention"),
@@ -249,16 +274,15 @@ def test_a_helper_keeps_its_lines_whatever_line_breaks_its_comments_hold(tmp_pat
     assert namespace["_helper"](3) == 3 and "print" not in added
 
 
-def test_a_constant_is_judged_by_its_shape_never_evaluated(tmp_path, monkeypatch):
-    """A set of integers that hash alike takes the grader seconds to build: a constant in an added cell is
-    kept for the sandbox to run without being evaluated here."""
+def test_a_constant_is_never_evaluated_by_the_grader(tmp_path, monkeypatch):
+    """A set of integers that hash alike takes seconds to build: what a cell the student added computes runs
+    in the sandbox (bounded there like any code), never in the grader, which reads only its syntax."""
     monkeypatch.setattr("ast.literal_eval", lambda *a: (_ for _ in ()).throw(AssertionError("evaluated")))
     constant = "_TABLE = {" + ", ".join(str(k * (2**61 - 1)) for k in range(1, 100)) + "}\n"
     cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": constant}
-    sub = read_submission(notebook(tmp_path / "attention.ipynb", {}, [cell]))
+    sub = read_submission(notebook(tmp_path / "attention.ipynb", {"masks-causal_mask": "def causal_mask(T):\n"
+                                                                                      "    return len(_TABLE)\n"}, [cell]))
     assert any(code.startswith("_TABLE = {") for label, code in sub.cells["attention"] if "your cell" in label)
-
-
 def test_a_submission_holds_at_most_so_much_code_wherever_it_is(tmp_path):
     """Four modules just under the limit, zipped into a few kilobytes: the first is read, the rest refused
     before anything parses them (the grader's scans read every byte of what is read)."""

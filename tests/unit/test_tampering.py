@@ -94,21 +94,9 @@ def test_the_depth_of_a_students_tree_is_never_the_depth_of_the_scans_recursion(
     assert found.counts == {tampering.HIDDEN_CODE: 1}
 
 
-def test_a_long_chain_of_calls_costs_the_scan_linear_work(monkeypatch):
+def test_a_long_chain_of_calls_costs_the_scan_linear_work(walks_per_size):
     """`x.touch().touch()...` makes every call's subtree hold the whole chain: looking for a path in each
     must stop early, or n calls cost n² nodes."""
-    walked = [0]
-    real_walk = tampering.ast.walk
-
-    def counting_walk(node):
-        for found in real_walk(node):
-            walked[0] += 1
-            yield found
-
-    monkeypatch.setattr(tampering.ast, "walk", counting_walk)
-    work = {}
-    for n in (1000, 2000):
-        walked[0] = 0
-        tampering.scan({"attention": [("cell", "from pathlib import Path\nPath('a')" + ".touch()" * n + "\n")]})
-        work[n] = walked[0]
-    assert work[2000] <= 2.2 * work[1000], work
+    work = walks_per_size(lambda n: tampering.scan({"attention": [
+        ("cell", "from pathlib import Path\nPath('a')" + ".touch()" * n + "\n")]}), (400, 800))
+    assert 0 < work[800] <= 2.2 * work[400], work
