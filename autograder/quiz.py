@@ -321,7 +321,8 @@ def shown_quiz(notebook: object) -> dict[str, Any]:
     cells = notebook.get("cells")
     questions: dict[str, Any] = {}
     for cell in cells if isinstance(cells, list) else []:
-        match = QUESTION_CELL.match(str(cell.get("id", ""))[:16]) if isinstance(cell, dict) else None
+        ident = cell.get("id") if isinstance(cell, dict) else None
+        match = QUESTION_CELL.match(ident[:16]) if type(ident) is str else None  # nbformat's ids are text
         if match is None or cell.get("cell_type") != "markdown":
             continue
         if len(questions) >= MAX_SHOWN_QUESTIONS and match.group(1) not in questions:
@@ -400,8 +401,8 @@ def shown_order(asked: Question, texts: Mapping[str, str]) -> tuple[str, ...] | 
 
 def _expected_orders(claimed: str | None, order: tuple[str, ...], question_id: str,
                      secret: str) -> tuple[tuple[str, ...], ...]:
-    """The orders a build the course made could show: as written, or the secret's (both when the notebook
-    does not say which, the secret's only when it is given or needed)."""
+    """The order a build the course made shows: the one the notebook records; where it records none, as
+    written when the options are shown so (or there is no secret), else the secret's."""
     if claimed == AS_WRITTEN:
         return (OPTIONS,)
     if claimed is None and (order == OPTIONS or not secret):

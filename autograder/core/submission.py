@@ -362,8 +362,10 @@ def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) ->
                             if grade_id not in copies]
     submission.notes += [f"{printable(shown)}: answer cell {printable(grade_id)} appears {n} times; the last is "
                          "graded, as Restart & Run All leaves it" for grade_id, n in copies.items() if n > 1]
-    cells = [(label, code) for label, code in _what_runs(students) if code.strip()]
-    submission.cells[name] = setup + cells if _charge(submission, "".join(c for _, c in cells), shown) else []
+    if not _charge(submission, "".join(code for _, code, _ in students), shown):  # before anything parses it
+        submission.cells[name] = []
+        return
+    submission.cells[name] = setup + [(label, code) for label, code in _what_runs(students) if code.strip()]
 
 
 def _charge(submission: Submission, code: str, shown: str) -> bool:

@@ -104,10 +104,9 @@ def as_shown(request: pytest.FixtureRequest, question: str) -> quiz.ShownQuestio
     record, questions = release()
     try:
         order = release_order(record, question, current.secret)
-        shown = getattr(current, "quiz_shown", None)
-        if shown is None:
+        if current.quiz_shown is None:
             return quiz.ShownQuestion(questions.get(question), order)
-        return quiz.shown_build(shown, questions, {question: order}, current.secret, question)
+        return quiz.shown_build(current.quiz_shown, questions, {question: order}, current.secret, question)
     except ValueError as exc:
         raise RuntimeError(f"the quiz cannot be checked: {exc}; grade with the secret the release was built with "
                            "(--secret or $AUTOGRADER_SECRET)") from None

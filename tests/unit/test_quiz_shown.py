@@ -118,6 +118,7 @@ def test_a_shuffled_notebook_needs_the_secret(release_notebook, release):
 @pytest.mark.parametrize("notebook", [
     None, [], "text", {"cells": "no"}, {"metadata": {"quiz": "counted"}, "cells": [1, None, {"id": 5}]},
     {"metadata": {"quiz": {"mode": "x" * 10_000, "options": ["shuffled"]}}, "cells": []},
+    {"cells": [{"cell_type": "markdown", "id": ["q01-question"] * 100_000, "source": "x"}]},  # an id not text
 ])
 def test_anything_a_student_can_write_reads_as_plain_data(notebook):
     shown = quiz.shown_quiz(notebook)

@@ -304,3 +304,21 @@ def test_a_submission_holds_at_most_so_much_code_wherever_it_is(tmp_path):
     big = "def causal_mask(T):\n" + "    x = 1\n" * (MAX_CODE_BYTES // 10)
     sub = read_submission(notebook(tmp_path / "attention.ipynb", {"masks-causal_mask": big}))
     assert sub.cells["attention"] == [] and "over the limit" in sub.problems[-1]
+
+
+def test_a_notebooks_code_is_charged_before_anything_parses_it(tmp_path, monkeypatch):
+    """Scratch code in cells the student added counts too: 100 MiB of it would otherwise be parsed (seconds
+    and gigabytes in the grader's own process) before the limit refused it."""
+    from autograder.core import submission
+
+    parsed = []
+    real = submission.ast.parse
+    monkeypatch.setattr(submission.ast, "parse", lambda code, *a, **k: parsed.append(len(code)) or real(code, *a, **k))
+    path = notebook(tmp_path / "attention.ipynb", {})
+    nb = json.loads(path.read_text())
+    nb["cells"].append({"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                        "source": "y = 2\n" * (submission.MAX_CODE_BYTES // 6 + 1)})
+    path.write_text(json.dumps(nb))
+    sub = read_submission(path)
+    assert sub.cells["attention"] == [] and "over the limit" in sub.problems[-1]
+    assert not any(size > submission.MAX_CODE_BYTES for size in parsed), parsed
