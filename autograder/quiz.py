@@ -216,7 +216,13 @@ def quiz_counting(flag: bool | None, course_root: Path) -> QuizCounting:
     mode, counts, source = _course_settings(course_root)
     if flag is not None:
         return QuizCounting(flag, mode, "--quiz-counts" if flag else "--no-quiz-counts")
-    return QuizCounting(mode == "counted" if counts is None else counts, mode, source)
+    return QuizCounting(counts_in_mode(mode, counts), mode, source)
+
+
+def counts_in_mode(mode: str, counts: bool | None) -> bool:
+    """Whether the quiz counts, given the course's mode and its QuizRelease.counts (None: not set): a counted
+    quiz counts, a self-check one does not, unless the course says otherwise."""
+    return mode == "counted" if counts is None else counts
 
 
 def _course_settings(course_root: Path) -> tuple[str, bool | None, str]:

@@ -43,6 +43,8 @@ ASSIGNMENT = C.ASSIGNMENT
 STUDENTS = ("ada", "ben", "cleo", "eli", "hana")
 SECRET = "integration"
 PART_POINTS = {"masks": 20, "scaling": 20, "heads": 20, "positions": 15, "timing": 15, "tiles": 15, "quiz": 22}
+# the release's grade cells: the self-check quiz is reported, not counted, so its cell is worth nothing
+GRADEBOOK_POINTS = {**PART_POINTS, "quiz": 0}
 
 
 def demo_students(names) -> list:
@@ -109,16 +111,20 @@ def test_gradebook_holds_our_part_scores(course, graded):
     in_gradebook = C.gradebook_part_scores(course.root / "gradebook.db")
     assert sorted(in_gradebook) == sorted(STUDENTS)
     for student in STUDENTS:
-        assert in_gradebook[student] == {p: float(rows[student][p]) for p in PART_POINTS}, student
+        assert in_gradebook[student] == {p: min(float(rows[student][p]), GRADEBOOK_POINTS[p]) for p in PART_POINTS}, \
+            student
 
 
 def test_scores_follow_the_students_work(course, graded):
+    out, _ = graded
+    rows = {r["submission"]: r for r in read_csv(out / "grades.csv")}
     scores = C.gradebook_part_scores(course.root / "gradebook.db")
-    assert scores["ada"] == {p: float(v) for p, v in PART_POINTS.items()}
+    assert scores["ada"] == {p: float(v) for p, v in GRADEBOOK_POINTS.items()}
+    assert float(rows["ada"]["quiz"]) == PART_POINTS["quiz"]  # reported in full, counted nowhere
     assert set(scores["ben"].values()) == {0.0}
     for student, part in (("cleo", "masks"), ("eli", "heads"), ("hana", "quiz")):
-        assert scores[student][part] < PART_POINTS[part]
-        assert all(scores[student][p] == PART_POINTS[p] for p in PART_POINTS if p != part)
+        assert float(rows[student][part]) < PART_POINTS[part]
+        assert all(scores[student][p] == GRADEBOOK_POINTS[p] for p in PART_POINTS if p != part)
 
 
 def test_same_scores_as_nbgrader_autograde(course, graded, autograded):
@@ -152,9 +158,12 @@ def test_under_nbgrader_autograde_every_grade_cell_scores_through_grade_part(aut
                 assert any(o.output_type == "execute_result" for o in cell.outputs), f"{student}: {name}"
                 shown = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
                 assert "self-checks pass" not in shown and "answers are right" not in shown, shown
+                if name == "quiz":  # a self-check quiz: its checks shown, its score not counted
+                    assert "Reported, not counted" in shown, shown
+                    assert [o.data["text/plain"] for o in cell.outputs if o.output_type == "execute_result"] == ["0.0"]
     with Gradebook("sqlite:///" + str(autograded.root / "gradebook.db")) as gb:
         max_score = gb.find_assignment(ASSIGNMENT).max_score
-        assert max_score == sum(PART_POINTS.values())
+        assert max_score == sum(GRADEBOOK_POINTS.values())
         assert gb.find_submission(ASSIGNMENT, "ada").score == max_score
         assert gb.find_submission(ASSIGNMENT, "ben").score == 0
 
@@ -228,6 +237,25 @@ def test_rerun_regrades_only_resubmissions(course, graded):
     assert C.gradebook_part_scores(course.root / "gradebook.db") == scores_before
 
 
+def test_counting_a_quiz_the_release_gave_no_points_says_the_totals_differ(course, graded, tmp_path):
+    """--quiz-counts on a course whose release leaves the self-check quiz out: grades.csv counts it, the
+    gradebook cannot (nbgrader refuses a score above a cell's points), and the run says so once, with
+    the way to make them agree; nothing fails."""
+    out, _ = graded
+    copy = C.Course.open(tmp_path / "copy", course.course_id)
+    shutil.copytree(course.work, copy.work, symlinks=True)
+    shutil.copytree(out, tmp_path / "reports")
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "--nbgrader", ASSIGNMENT, "--quiz-counts",
+                           "--out", str(tmp_path / "reports"), "--secret", SECRET], cwd=copy.root, env=copy.env(),
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    said = [line for line in proc.stderr.splitlines() if "this run counts the quiz part" in line]
+    assert len(said) == 1 and "gives it 0 points" in said[0] and "make release" in said[0], proc.stderr[-3000:]
+    assert C.gradebook_part_scores(copy.root / "gradebook.db")["ada"]["quiz"] == 0
+    rows = {r["submission"]: r for r in read_csv(tmp_path / "reports" / "grades.csv")}
+    assert float(rows["ada"]["total"]) == sum(PART_POINTS.values())
+
+
 def test_ungraded_submissions_wait_for_a_person(course, graded, tmp_path):
     """A submission our grader could not grade is not given a score: every
     grade cell is left for manual grading."""
@@ -246,7 +274,7 @@ def test_ungraded_submissions_wait_for_a_person(course, graded, tmp_path):
         grades = gb.find_submission(ASSIGNMENT, "ben").notebooks[0].grades
         assert grades and all(g.auto_score is None and g.needs_manual_grade for g in grades)
         ada = gb.find_submission(ASSIGNMENT, "ada")
-        assert ada.score == sum(PART_POINTS.values())
+        assert ada.score == sum(GRADEBOOK_POINTS.values())
 
 
 def test_a_notebook_nbgrader_refuses_costs_only_its_own_gradebook_entry(course, graded, tmp_path):
@@ -370,7 +398,8 @@ def test_demo_class_scores_as_expected(tmp_path):
     rows = demo.read_rows(out)
     in_gradebook = C.gradebook_part_scores(course.root / "gradebook.db")
     for s in students:
-        assert in_gradebook[s.name] == {p: float(rows[s.name][p]) for p in demo.PARTS}, s.name
+        assert in_gradebook[s.name] == {p: min(float(rows[s.name][p]), GRADEBOOK_POINTS[p]) for p in demo.PARTS}, \
+            s.name
 
 
 def test_demo_students_write_valid_python():

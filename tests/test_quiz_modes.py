@@ -148,6 +148,28 @@ def test_the_leak_finder_finds_the_self_check_releases_key(tmp_path, counted):
     assert sum("explanation" in f for f in found) == 4 * len(ANSWERS)
 
 
+def quiz_grade_cell_points(release: Path) -> float:
+    cells = [c for c in read(release / "quiz.ipynb").cells
+             if c.metadata.get("nbgrader", {}).get("grade_id") == "grade-quiz"]
+    assert len(cells) == 1
+    return cells[0].metadata.nbgrader.points
+
+
+def test_a_counted_quiz_is_released_with_its_points_and_a_self_check_one_with_none(counted):
+    """nbgrader's gradebook totals follow the grader's: a counted quiz's grade cell keeps its 22 points,
+    the self-check release (this repository's) gives it 0, so `nbgrader export` leaves it out."""
+    assert quiz_grade_cell_points(counted) == 22
+    assert quiz_grade_cell_points(assignment.release_folder()) == 0
+
+
+def test_a_self_check_quiz_the_course_counts_keeps_its_points(tmp_path):
+    root = build(tmp_path, mode="self-check")
+    config = root / "nbgrader_config.py"
+    config.write_text(config.read_text(encoding="utf-8") + "\nc.QuizRelease.counts = True\n", encoding="utf-8")
+    rel.generate_release(root)
+    assert quiz_grade_cell_points(root / "release" / ASSIGNMENT) == 22
+
+
 def test_counted_notebook_says_it_is_marked_after_the_deadline(counted):
     nb = read(counted / "quiz.ipynb")
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import quiz
 from ..core.session import Job, TimeLimits, grade_one, in_process_backend
 from ..core.submission import read_submission
 from ..reports.gradecell import grade_cell_text
@@ -28,10 +29,22 @@ def student_id() -> str:
     return "notebook"
 
 
+def course_root() -> Path:
+    """The course nbgrader runs in: the nearest folder, from the current one up, with an nbgrader_config.py
+    (nbgrader autogrades in ``<course>/autograded/<student>/<assignment>/``); else the current folder."""
+    here = Path.cwd()
+    return next((folder for folder in (here, *here.parents) if (folder / quiz.COURSE_CONFIG).is_file()), here)
+
+
 def grade_part(part: str, notebook: str = "attention.ipynb") -> float:
-    """Points earned on `part` by the notebook `notebook` in the current folder, with feedback printed."""
+    """Points earned on `part` by the notebook `notebook` in the current folder, with feedback printed;
+    0 for a part the course leaves out of the total (a self-check quiz, whose release gives it no points)."""
     submission = read_submission(Path(notebook), student_id())
     graded = grade_one(Job(submission, os.environ.get("AUTOGRADER_SECRET", ""), (part,)), in_process_backend(),
                        TimeLimits())
     print(grade_cell_text(part, graded.checks_of(part), submission.problems), end="")
-    return graded.part_scores().get(part, (0.0, 0.0))[0]
+    score = graded.part_scores().get(part, (0.0, 0.0))[0]
+    if part == quiz.PART and not quiz.quiz_counting(None, course_root()).counts:
+        print(f"Reported, not counted: this course leaves the {quiz.PART} out of the total ({score:g} shown above).")
+        return 0.0
+    return score

@@ -36,7 +36,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Bool, Enum
 
 from .. import quiz
-from ..assignment import ASSIGNMENT
+from ..assignment import ASSIGNMENT, GRADE_CELL_PREFIX
 
 SECRET_VARIABLE = "AUTOGRADER_SECRET"
 HELPER = "quizcheck.py"
@@ -87,7 +87,19 @@ class QuizRelease(NbGraderPreprocessor):
                 dest.write_text(text, encoding="utf-8")
         if info.get("notebook") == quiz.NOTEBOOK:
             nb = built_notebook(nb, self.mode, orders)
+            if not quiz.counts_in_mode(self.mode, self.counts):
+                nb = without_points(nb)
         return nb, resources
+
+
+def without_points(nb: Any) -> Any:
+    """The quiz notebook with its grade cell worth 0 points, so that nbgrader's gradebook (its totals,
+    `nbgrader export`, the formgrader) leaves out a quiz the grader does not count; the cell still shows
+    the quiz's checks."""
+    for cell in nb.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == f"{GRADE_CELL_PREFIX}{quiz.PART}":
+            cell.metadata.nbgrader["points"] = 0
+    return nb
 
 
 def _converter(preprocessor: Any) -> Any:
