@@ -15,19 +15,13 @@ import sys
 import time
 from pathlib import Path
 
-from . import assignment, gradescope, quiz, reports
-from .core.batch import ClassRun, LocalPool, grade_class
-from .reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD
-from .core.results import VISIBILITIES, Status, Visibility, counting, set_counting
-from .gradescope import Settings
+from . import assignment, gradescope, reports
+from .core.results import VISIBILITIES, Visibility
 from .core.slots import usable_cpus
-from .core.students import LayoutError, held_by
-from .core.submission import SubmissionError, safe_id, unique_ids
-from .core.worker import WorkerError, WorkerSettings
+from .gradescope import Settings
 from .isolation.confinement import keep_memory_private
 from .isolation.limits import BUDGET_SECONDS, Limits
-from .text import printable
-
+from .reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -187,186 +181,32 @@ def gradescope_command(args: argparse.Namespace) -> int:
 
 
 def grade_command(args: argparse.Namespace, started: float) -> int:
-    """`grade`, with the quiz counted as this run says; afterwards as before (a caller in the same process, a
-    test, grades with its own)."""
-    before = counting()
-    try:
-        return _grade(args, started)
-    finally:
-        set_counting(before)
+    """`grade`: the options as a RunOptions, the run (classrun.py), then its closing lines."""
+    from .classrun import RunError, RunOptions, closing_lines, run_class
 
-
-def _grade(args: argparse.Namespace, started: float) -> int:
     try:
         parts = assignment.parse_parts(args.parts)
     except ValueError as exc:
         return _usage(str(exc))
-    if args.secret is None:
-        if args.nbgrader:
-            return _usage("no course secret: give --secret S or set $AUTOGRADER_SECRET (every student's inputs come "
-                          "from it; --secret '' grades with an empty one, on purpose)")
-        print("warning: no --secret and no $AUTOGRADER_SECRET: every student's inputs come from an empty secret, "
-              "which anyone can reproduce; set one for a course", file=sys.stderr)
-        args.secret = ""
-    quiz_counting = quiz.quiz_counting(args.quiz_counts, Path.cwd())
-    set_counting(quiz.counting_of(quiz_counting))
-    problem = _check_paths([(path, "") for path in args.paths], args.nbgrader)
-    if problem:
-        return _usage(problem)
-    try:
-        students, notes = _students(args.paths)
-    except LayoutError as exc:
-        return _usage(str(exc))
-    paths = _with_ids(students)
-    out = args.out.resolve()
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # before any process starts: a folder the reports cannot go to is a usage error
-        return _usage(f"--out {args.out}: not a folder the reports can be written to ({exc.strerror})")
-    course_root = Path.cwd().resolve() if args.nbgrader else None  # an nbgrader course's root, normally
-    pool = _pool(args, _settings(args, out, paths, course_root))
-    try:
-        pool.start()  # the zygote and the workers' parent import while the course and submissions are read
-    except WorkerError as exc:
-        return _refused(exc)
-    course = None
-    if args.nbgrader:
-        from .nbgrader.course import CourseError, open_course
-
-        try:
-            course = open_course(args.nbgrader)
-        except CourseError as exc:
-            pool.close()
-            return _usage(str(exc))
-        named = _with_ids(paths + [(path, student) for student, path in course.submissions().items()])
-        folders = {student: sid for (_, sid), student in zip(named[len(paths):], course.submissions())}
-        paths = named
-        if not course.submissions() and not args.quiet:
-            print(f"no collected submissions of {args.nbgrader!r} in {course.submissions_pattern()} (run "
-                  f"`nbgrader collect {args.nbgrader}` or `nbgrader zip_collect {args.nbgrader}` first)", file=sys.stderr)
-        problem = _check_paths(paths, args.nbgrader)
-        if problem:
-            pool.close()
-            return _usage(problem)
-        if course.root != course_root:  # its configuration puts the course elsewhere: hide that instead
-            pool.close()
-            pool = _pool(args, _settings(args, out, paths, course.root))
-    settings = pool.settings
-    gradebook = _gradebook_writer(course, out, parts, folders if course is not None else {})
-    try:
-        run = ClassRun(paths, out, parts, settings, force=args.force,
-                       visibility=Visibility(args.visibility, tuple(args.visible)),
-                       similarity=None if args.no_similarity else args.similarity_threshold,
-                       notes=(quiz_counting.line(), *notes))
-        graded, kept = grade_class(run, pool,
-                                   progress=not args.quiet, on_result=gradebook.add if gradebook else lambda graded: None)
-    except WorkerError as exc:
-        return _refused(exc)
-    if pool.weaknesses:
-        print(f"autograder: weaker sandbox on this machine: {'; '.join(sorted(pool.weaknesses))}.", file=sys.stderr)
-    failed = any(g.status is Status.GRADER_ERROR for g in graded)
-    gradebook_line = ""
-    if course is not None and gradebook is None:
-        gradebook_line = "Gradebook: not written (only a full grading, every part, goes into the gradebook)."
-    if gradebook is not None:
-        written, gradebook_line = gradebook.finish()
-        failed |= not written
-        _note_rejected(graded, gradebook.update.rejected, gradebook.folders, out)
-    if not args.quiet:
-        print(reports.class_table(graded), flush=True)
-        print("\n" + reports.where_reports_are(out, graded, gradebook_line), flush=True)
-        print(reports.run_summary(len(graded) - len(kept), len(kept), time.monotonic() - started,
-                                  pool.ready_at - started if pool.ready_at is not None else None), flush=True)
-    return 1 if failed else 0
-
-
-def _settings(args: argparse.Namespace, out: Path, paths: list[tuple[Path, str]],
-              course_root: Path | None) -> WorkerSettings:
-    """What every worker is told: the secret, the limits, and what no sandbox may see besides what the
-    policy hides anyway (the reports, the submissions' folders, the course)."""
-    given = [(Path(p), "") for p in args.paths]  # a class folder too, not only the students split from it
-    secrets = {str(out), *(str(p.resolve() if p.is_dir() else p.resolve().parent) for p, _ in paths + given)}
-    if course_root is not None:
-        secrets.add(str(course_root))
-    return WorkerSettings(secret=args.secret, call_seconds=args.timeout, budget_seconds=args.budget,
-                          secrets=tuple(sorted(secrets)), allow_weak=args.allow_weak_sandbox)
-
-
-def _gradebook_writer(course, out: Path, parts: tuple[str, ...], folders: dict[str, str]):
-    """With --nbgrader and every part graded: a writer of the gradebook that works while grading goes on;
-    `folders`: each student's reports folder in `out` (their id, made safe)."""
-    if course is None or set(parts) != set(assignment.PART_NAMES):
-        return None
-    from .nbgrader.gradebook import GradebookWriter
-
-    return GradebookWriter(course, out, folders)
-
-
-def _note_rejected(graded: list, rejected: dict[str, str], folders: dict[str, str], out: Path) -> None:
-    """Submissions nbgrader's converter would not read: graded by us, but the gradebook holds no score;
-    their status says so (grades.csv and the class report written again)."""
-    if not rejected:
-        return
-    why = {folders.get(student, student): reason for student, reason in rejected.items()}
-    for g in graded:
-        if g.id in why:
-            g.problems.append(f"not in the gradebook: nbgrader could not read the notebook ({why[g.id]}); "
-                              "left for manual grading")
-    reports.write_class(graded, out)
-
-
-def _pool(args: argparse.Namespace, settings: WorkerSettings):
-    """Where the submissions are graded: worker processes here, or a Dask cluster."""
+    dask_security = None
     if args.dask:
-        from .core.cluster import DaskPool, security
+        from .core.cluster import security
 
-        return DaskPool(settings, args.dask, security(args.tls_ca_file, args.tls_cert, args.tls_key))
-    return LocalPool(settings, max(1, args.jobs))
-
-
-def _check_paths(paths: list[tuple[Path, str]], nbgrader: str | None) -> str:
-    """What is wrong with the paths to grade, or ""."""
-    if not paths and not nbgrader:
-        return "nothing to grade: give paths or --nbgrader ASSIGNMENT"
-    for path, _ in paths:
-        if not os.path.lexists(path):
-            return f"{path}: no such file or folder"
-    return ""
-
-
-def _students(paths: list[Path]) -> tuple[list[tuple[Path, str]], list[str]]:
-    """Each PATH as the students it holds (core/students.py), one (path, id) each, and the notes the run
-    prints. Every PATH that cannot be split without a guess is named in one LayoutError."""
-    found: list[tuple[Path, str]] = []
-    notes: list[str] = []
-    refused: list[str] = []
-    for path in paths:
-        try:
-            held = held_by(path)
-        except LayoutError as exc:
-            refused.append(str(exc))
-            continue
-        notes += [f"note: {note}" for note in held.notes]
-        found += held.students
-    if refused:
-        raise LayoutError("\n".join(refused))
-    return found, notes
-
-
-def _with_ids(paths: list[tuple[Path, str]]) -> list[tuple[Path, str]]:
-    """Each path with a safe id of its own (two that would share one get `~2`, `~3`...)."""
-    ids = unique_ids([safe_id(name) for _, name in paths])
-    for (path, name), sid in zip(paths, ids):
-        if sid != safe_id(name):
-            print(f"note: {printable(str(path))} is graded as {printable(sid)} ({printable(safe_id(name))} is taken)",
-                  file=sys.stderr)
-    return [(path, sid) for (path, _), sid in zip(paths, ids)]
-
-
-def _refused(exc: WorkerError) -> int:
-    """No worker could grade: 3 when a sandbox could reach what it must not, else 1."""
-    print(f"error: {exc}", file=sys.stderr)
-    return 3 if "refused" in str(exc) else 1
+        dask_security = security(args.tls_ca_file, args.tls_cert, args.tls_key)
+    options = RunOptions(
+        out=args.out, paths=tuple(args.paths), nbgrader=args.nbgrader, secret=args.secret, parts=parts,
+        jobs=args.jobs, call_seconds=args.timeout, budget_seconds=args.budget,
+        visibility=Visibility(args.visibility, tuple(args.visible)), quiz_counts=args.quiz_counts, force=args.force,
+        progress=not args.quiet, similarity=None if args.no_similarity else args.similarity_threshold,
+        dask=args.dask, dask_security=dask_security, allow_weak=args.allow_weak_sandbox)
+    try:
+        outcome = run_class(options)
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.status
+    if not args.quiet:
+        print(closing_lines(outcome, args.out.resolve(), started), flush=True)
+    return outcome.status
 
 
 def _usage(message: str) -> int:
@@ -395,9 +235,6 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "export":
         return export_command(args)
-    try:
-        if args.command == "gradescope":
-            return gradescope_command(args)
-        return grade_command(args, started)
-    except SubmissionError as exc:
-        return _usage(str(exc))
+    if args.command == "gradescope":
+        return gradescope_command(args)
+    return grade_command(args, started)

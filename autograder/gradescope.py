@@ -9,15 +9,14 @@ and whose `run_autograder` (run for every upload) grades `/autograder/submission
 `/autograder/results/results.json` (`python -m autograder gradescope --run /autograder`, below).
 
 Inside Gradescope's container (Docker's default privileges, half a CPU, 768 MB) the sandboxes confine
-themselves with Landlock; the secret is read from a file only root may read, passed to the grader
-in its environment (never on a command line), and no sandbox's view holds it. Every root-relative
+themselves with Landlock; the secret is read from a file only root may read, handed to the class run
+in this process (never on a command line or in an environment), and no sandbox's view holds it. Every root-relative
 path takes `$AUTOGRADER_ROOT` (default /autograder), so the zip can be tried anywhere.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from . import assignment, quiz
+from .classrun import RunError, RunOptions, run_class
 from .core.results import Visibility
 
 SETUP_SH = """#!/usr/bin/env bash
@@ -136,26 +136,23 @@ def run(root: Path) -> int:
         return 0
     with tempfile.TemporaryDirectory(prefix="grading-") as grading:
         out = Path(grading) / "out"
-        env = {**os.environ, "AUTOGRADER_SECRET": (source / SECRET_FILE).read_text(encoding="utf-8").strip()}
-        command = [sys.executable, "-m", "autograder", "grade", str(root / "submission"), "--out", str(out), "--quiet",
-                   "--timeout", f"{settings.timeout:g}", "--visibility", settings.visibility,
-                   *(a for pattern in settings.visible for a in ("--visible", pattern)), *_quiz_option(settings)]
-        done = subprocess.run(command, env=env, cwd=grading)
+        options = RunOptions(out=out, paths=(root / "submission",), course_root=Path(grading),
+                             secret=(source / SECRET_FILE).read_text(encoding="utf-8").strip(),
+                             call_seconds=settings.timeout, visibility=Visibility(settings.visibility, tuple(settings.visible)),
+                             quiz_counts=settings.quiz_counts, progress=False)
+        try:
+            status = run_class(options).status
+        except RunError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            status = exc.status
         report = out / "submission" / "results.json"
         if not report.is_file():
             _write(results, {"score": 0.0, "output": "The autograder could not grade this upload; your instructor "
                                                       "has been told (see the autograder's log).",
                              "stdout_visibility": "hidden", "tests": []})
-            return done.returncode or 1
+            return status or 1
         _write(results, bounded(json.loads(report.read_text(encoding="utf-8"))))
     return 0
-
-
-def _quiz_option(settings: Settings) -> list[str]:
-    """The grade command's word on the quiz, as the zip recorded it (none from a zip that recorded none)."""
-    if settings.quiz_counts is None:
-        return []
-    return ["--quiz-counts" if settings.quiz_counts else "--no-quiz-counts"]
 
 
 def bounded(data: dict, limit: int = MAX_RESULTS_BYTES) -> dict:

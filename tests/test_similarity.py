@@ -185,14 +185,6 @@ def test_the_section_says_none_or_is_absent(tmp_path):
     assert "id='similar'" not in classreport.class_report_html(_graded(cells))
 
 
-def test_the_report_written_again_keeps_what_its_run_found(tmp_path):
-    cells = _read(tmp_path / "subs", alice=sc.variant(), bob=sc.disguised(sc.variant(), seed=7, keep=NAMES))
-    out = tmp_path / "out"
-    write_class(_graded(cells), out, similar=find_similar_or_why(cells))
-    write_class(_graded(cells), out)  # as the command line does after the gradebook's notes
-    assert "class='similar-pair' data-a='alice' data-b='bob'" in (out / CLASS_REPORT_FILE).read_text()
-
-
 def test_the_page_shows_the_students_code_escaped(tmp_path):
     body = ('    """</pre><script>alert(1)</script>"""\n    d = q.shape[-1]\n    s = q @ k.transpose(-2, -1)\n'
             '    s = s / math.sqrt(d)\n    # <img src=x onerror=alert(2)>\n    return s\n')

@@ -8,7 +8,8 @@ patch per student, and wrong quiz answers), copies it, and then, one after the o
 
 * `nbgrader autograde attention` on one copy (every notebook executed top to bottom in a fresh
   kernel, one submission after another; the grade cells grade in the student's kernel);
-* `python -m autograder grade --nbgrader attention` on the other (only answer and setup cells run,
+* our class run, `grade --nbgrader attention` (autograder.classrun.run_class, called in this process:
+  the command line adds only Python's start-up), on the other (only answer and setup cells run,
   sandboxed, submissions in parallel), gradebook writing included;
 * with `--serial`, ours again with `--jobs 1`.
 
@@ -25,7 +26,6 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -72,18 +72,24 @@ def load() -> str:
 
 
 def run_ours(course: C.Course, jobs: int) -> dict:
-    """Our grader in the course root, timed; with what it says of its start-up and the gradebook."""
+    """Our class run in the course root (autograder.classrun, in this process), timed; with its start-up and
+    how long the gradebook took."""
+    from autograder.classrun import RunError, RunOptions
+
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "--nbgrader", assignment.ASSIGNMENT,
-                           "--out", str(course.work / "reports"), "--jobs", str(jobs), "--force"],
-                          cwd=course.root, env={**course.env(), "AUTOGRADER_SECRET": SECRET},
-                          capture_output=True, text=True)
-    found = {"wall_s": time.perf_counter() - start, "exit": proc.returncode, "load_after": load()}
-    for key, pattern in (("gradebook_s", r"Gradebook: .*?([0-9.]+) s in all\)"), ("startup_s", r"start-up ([0-9.]+) s")):
-        match = re.search(pattern, proc.stdout)
-        found[key] = float(match.group(1)) if match else None
-    if proc.returncode != 0:
-        found["output"] = proc.stdout[-2000:] + proc.stderr[-3000:]
+    started = time.monotonic()
+    try:
+        outcome = C.run_in_course(course, RunOptions(out=course.work / "reports", secret=SECRET, jobs=jobs, force=True,
+                                                     progress=False))
+    except RunError as exc:
+        return {"wall_s": time.perf_counter() - start, "exit": exc.status, "load_after": load(), "output": str(exc),
+                "startup_s": None, "gradebook_s": None}
+    found = {"wall_s": time.perf_counter() - start, "exit": outcome.status, "load_after": load(),
+             "startup_s": round(outcome.ready_at - started, 1) if outcome.ready_at is not None else None}
+    match = re.search(r"([0-9.]+) s in all\)", outcome.gradebook_line)
+    found["gradebook_s"] = float(match.group(1)) if match else None
+    if outcome.status != 0:
+        found["output"] = outcome.gradebook_line
     return found
 
 
@@ -130,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     timings["nbgrader autograde"] = {"wall_s": time.perf_counter() - start, "load_after": load()}
     say(f"    {timings['nbgrader autograde']['wall_s']:.1f} s (load after: {load()})")
     for label, course, jobs in runs:
-        say(f"\n[{len(timings) - 1}] python -m autograder grade --nbgrader {assignment.ASSIGNMENT} --jobs {jobs}   "
+        say(f"\n[{len(timings) - 1}] autograder.classrun.run_class (grade --nbgrader {assignment.ASSIGNMENT} --jobs {jobs})   "
             f"(load before: {load()})")
         timings[label] = run_ours(course, jobs)
         timings[label]["part_s"] = part_costs(course.work / "reports")

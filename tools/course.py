@@ -32,12 +32,15 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from autograder import assignment
 from autograder.assignment import ASSIGNMENT, NOTEBOOKS, is_answer_cell
 
 from . import release as rel
+
+if TYPE_CHECKING:
+    from autograder.classrun import RunOptions, RunOutcome
 
 ROOT = rel.ROOT
 SOURCE = ROOT / "assignments" / ASSIGNMENT
@@ -413,6 +416,22 @@ def grade_course(course: Course, out: Path, *extra: str, quiet: bool = True) -> 
     if quiet:
         args.append("--quiet")
     return subprocess.run(args, cwd=course.root, env=course.env(), capture_output=quiet, text=True)
+
+
+def run_in_course(course: Course, options: "RunOptions") -> "RunOutcome":
+    """Our class run (autograder.classrun) on the course, in this process, as the command line runs it in the
+    course root: nbgrader reads the course's configuration with the course's Jupyter folders."""
+    from dataclasses import replace
+
+    from autograder.classrun import run_class
+
+    saved = dict(os.environ)
+    os.environ.update(course.env())
+    try:
+        return run_class(replace(options, nbgrader=ASSIGNMENT, course_root=course.root))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def export_grades(course: Course, to: Path | None = None) -> list[dict[str, str]]:

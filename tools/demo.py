@@ -32,8 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.assignment import PART_NAMES as PARTS
+from autograder.classrun import RunError, RunOptions, RunOutcome, closing_lines
+from autograder.core.slots import usable_cpus
 
-from .course import (ASSIGNMENT, Course, SimulatedStudent, environment_note, export_grades, grade_course,
+from .course import (ASSIGNMENT, Course, SimulatedStudent, environment_note, export_grades, run_in_course,
                      set_up_class, solution_answers, with_patch)
 from .release import shown
 
@@ -283,12 +285,15 @@ def check_pattern(students: list[DemoStudent], out: Path) -> dict[str, list[str]
 
 
 def grade(course: Course, out: Path, *, jobs: int | None = None, quiet: bool = False,
-          timeout: float = CALL_TIMEOUT_S):
-    """Our command line in the course root, as an instructor runs it."""
-    extra = ["--secret", SECRET, "--timeout", f"{timeout:g}", "--force"]
-    if jobs:
-        extra += ["--jobs", str(jobs)]
-    return grade_course(course, out, *extra, quiet=quiet)
+          timeout: float = CALL_TIMEOUT_S) -> RunOutcome:
+    """The class run in the course root, as `python -m autograder grade --nbgrader` runs it (the closing
+    lines printed unless `quiet`). Raises RunError when it cannot run."""
+    started = time.monotonic()
+    outcome = run_in_course(course, RunOptions(out=out, secret=SECRET, jobs=jobs or usable_cpus(), call_seconds=timeout,
+                                               force=True, progress=not quiet))
+    if not quiet:
+        print(closing_lines(outcome, out.resolve(), started), flush=True)
+    return outcome
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -308,11 +313,15 @@ def main(argv: list[str] | None = None) -> int:
                f"--timeout {CALL_TIMEOUT_S}")
     print(f"\n== Grading, in the course root {shown(course.root)}:\n   {command}\n", flush=True)
     grade_start = time.perf_counter()
-    proc = grade(course, out, jobs=args.jobs)
+    try:
+        outcome = grade(course, out, jobs=args.jobs)
+    except RunError as exc:
+        print(f"\nthe grader could not run: {exc}", file=sys.stderr)
+        return exc.status
     grade_s = time.perf_counter() - grade_start
-    if proc.returncode != 0:
-        print(f"\nthe grader failed (exit {proc.returncode})", file=sys.stderr)
-        return proc.returncode
+    if outcome.status != 0:
+        print(f"\nthe grader failed (exit {outcome.status})", file=sys.stderr)
+        return outcome.status
 
     print(f"\n== The gradebook, as nbgrader exports it (nbgrader export, in {shown(course.root)}):\n")
     exported = export_grades(course, work / "gradebook-export.csv")

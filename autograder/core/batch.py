@@ -1,4 +1,5 @@
-"""Grading a class: which submissions need grading, a pool of grading workers, the results as they come.
+"""Grading a class's submissions: which need grading, a pool of grading workers, the results as they come
+(autograder/classrun.py runs a class with them).
 
 The submissions are read here (a submission is data; the workers never see a file), those graded
 by an earlier run and unchanged since are taken from their reports, and the rest go to the
@@ -13,28 +14,26 @@ import hashlib
 import hmac
 import json
 import queue
-import sys
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 from .. import assignment
-from .results import GradedSubmission, Status, Visibility
 from ..isolation.cgroups import memory_limit
 from ..isolation.limits import Limits
+from ..isolation.protocol import SandboxBreach
+from .files import RESULTS_FILE, write_atomically
+from .parent import WorkersParent
+from .results import GradedSubmission, Status
 from .slots import CpuSlots
 from .submission import REFUSED, Submission, SubmissionError, read_submission
 from .tampering import Tampering
-from ..isolation.protocol import SandboxBreach
-from ..reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD, Similarity
-from .parent import WorkersParent
 from .worker import WorkerError, WorkerProcess, WorkerSettings, start_zygote
 
-RESULTS_FILE = "results.json"
 MIN_SANDBOX_MEMORY_BYTES = 64 * 2**20  # beyond what torch maps: base.py passes every part with 32 MiB
 
 
@@ -92,8 +91,6 @@ def grader_version() -> str:
 
 def write_record(out: Path, graded: GradedSubmission, fingerprint_value: str) -> None:
     """What the grader keeps for itself beside results.json: what it graded, what was tried (tampering)."""
-    from ..reports import write_atomically
-
     write_atomically(out / graded.id / FINGERPRINT_FILE,
                      json.dumps({"fingerprint": fingerprint_value, "tampering": graded.tampering.to_json()}))
 
@@ -121,9 +118,28 @@ class LocalPool:
 
     WORKERS_PER_SLOT = 3
 
-    def __init__(self, settings: WorkerSettings, jobs: int):
-        jobs = max(1, jobs)
-        self.workers = self.WORKERS_PER_SLOT * jobs
+    def __init__(self, jobs: int):
+        self.jobs = max(1, jobs)
+        self.workers = self.WORKERS_PER_SLOT * self.jobs
+        self.settings: WorkerSettings | None = None  # the run's, as `start` adapted them to this machine
+        self.weaknesses: set[str] = set()
+        self.isolation = ""  # what confines each sandbox here, once the zygote has said
+        self.ready_at: float | None = None  # when the first submission went to a worker (time.monotonic)
+        self._zygote = None
+        self._parent: WorkersParent | None = None
+        self._warming: list[Future] = []  # workers started before the zygote was ready (`warm`)
+
+    def begin(self) -> None:
+        """Start the workers' parent: it imports torch and collects the graders while the caller reads the
+        course and the submissions, which `start`'s settings need."""
+        if self._parent is None:
+            self._parent = WorkersParent()
+
+    def start(self, settings: WorkerSettings) -> None:
+        """Have the workers' parent fork the run's zygote (once it has imported torch), for `settings`."""
+        if self._zygote is not None:
+            raise RuntimeError("the pool was started already")
+        self.begin()
         # each worker's sandbox gets an equal share of a GPU, and the graders' own CUDA values one more;
         # in a container with a memory limit, half of it is shared by every sandbox that may be alive (a
         # loaded one and a part's, per worker), so that no bomb starves another (the kernel kills a sandbox
@@ -133,28 +149,19 @@ class LocalPool:
         if limit is not None and "memory_bytes" not in settings.sandbox:
             share = limit // 2 // (2 * self.workers)
             sandbox["memory_bytes"] = max(MIN_SANDBOX_MEMORY_BYTES, min(Limits.memory_bytes, share))
-        self.settings = dataclasses.replace(settings, cpu_slots=tuple(CpuSlots.create(jobs)), sandbox=sandbox)
-        self.weaknesses: set[str] = set()
-        self.isolation = ""  # what confines each sandbox here, once the zygote has said
-        self.ready_at: float | None = None  # when the first submission went to a worker (time.monotonic)
-        self._zygote = None
-        self._parent: WorkersParent | None = None
-        self._started = time.monotonic()
-        self._warming: list[Future] = []  # workers started before the zygote was ready (`warm`)
+        self.settings = dataclasses.replace(settings, cpu_slots=tuple(CpuSlots.create(self.jobs)), sandbox=sandbox)
+        self._zygote = start_zygote(self.settings, forked_by=self._parent.fork_zygote)
 
-    def start(self) -> None:
-        """Start the workers' parent, which forks the zygote once it has imported torch: both import what
-        they need while the caller goes on (reading the course, the submissions)."""
+    def _started_zygote(self):
         if self._zygote is None:
-            self._started = time.monotonic()
-            self._parent = WorkersParent()
-            self._zygote = start_zygote(self.settings, forked_by=self._parent.fork_zygote)
+            raise RuntimeError("the pool was not started (LocalPool.start)")
+        return self._zygote
 
     def warm(self, submissions: int) -> None:
         """Start the workers that grading `submissions` will use now, while the zygote still imports and
         probes: each forks and collects the graders meanwhile (a tenth of a second or two). None is sent a
         submission before `ready`."""
-        self.start()
+        self._started_zygote()
         count = min(self.workers, submissions) - len(self._warming)
         starting = ThreadPoolExecutor(max(1, count), thread_name_prefix="worker-start")
         self._warming += [starting.submit(self._new_worker) for _ in range(count)]
@@ -163,7 +170,7 @@ class LocalPool:
     def _new_worker(self) -> WorkerProcess:
         """A worker that said it can grade. Raises WorkerError (fatal: then none can) or, when the workers'
         parent is gone, OSError, RuntimeError or EOFError."""
-        worker = WorkerProcess.local(self.settings, self._zygote, self._parent)
+        worker = WorkerProcess.local(self.settings, self._started_zygote(), self._parent)
         try:
             self.weaknesses.update(worker.ready())
         except WorkerError as exc:
@@ -183,14 +190,14 @@ class LocalPool:
     def ready(self) -> str:
         """What confines each sandbox here, once the probe found that they hold; raises WorkerError
         (grading refused) when it found a breach."""
-        self.start()
+        zygote = self._started_zygote()
         try:
-            self.weaknesses.update(self._zygote.wait_ready())
+            self.weaknesses.update(zygote.wait_ready())
         except SandboxBreach as exc:
             raise WorkerError(f"grading refused: {exc}", fatal=True) from None
         except RuntimeError as exc:
             raise WorkerError(f"grading could not start: {exc}", fatal=True) from None
-        self.isolation = self._zygote.isolation
+        self.isolation = zygote.isolation
         return self.isolation
 
     def grade(self, submissions: list[Submission], parts: tuple[str, ...]) -> Iterator[GradedSubmission]:
@@ -275,75 +282,3 @@ class LocalPool:
         if self._parent is not None:
             self._parent.close()
             self._parent = None
-
-
-
-@dataclass(frozen=True)
-class ClassRun:
-    """One grading run: which submissions, where the reports go, and how to grade."""
-
-    paths: list[tuple[Path, str]]  # (path, submission id)
-    out: Path
-    parts: tuple[str, ...]
-    settings: WorkerSettings
-    workers: int = 1
-    force: bool = False
-    visibility: Visibility = Visibility()  # of each check on Gradescope (results.json)
-    similarity: float | None = SIMILARITY_THRESHOLD  # the class report's pairs unusually alike; None: none
-    notes: tuple[str, ...] = ()  # lines the run prints after the isolation line (what the totals count)
-
-
-def grade_class(run: ClassRun, pool: LocalPool | None = None, progress: bool = True,
-                on_result: Callable[[GradedSubmission], None] = lambda graded: None
-                ) -> tuple[list[GradedSubmission], list[GradedSubmission]]:
-    """Grade what needs grading and write each submission's reports as it comes back (then
-    `on_result`, kept results first), then the class's grades.csv and class_report.html; returns
-    (every submission's result, kept ones included; those kept from an earlier run)."""
-    from tqdm import tqdm
-
-    from .. import reports
-
-    found = plan(run.paths, run.out, run.parts, run.force, run.settings.secret)
-    prints = {s.id: fingerprint(s, run.parts, run.settings.secret) for s in found.todo}
-    graded = list(found.kept)
-    for kept in found.kept:
-        reports.write_submission(kept, run.out, run.visibility)  # as this run counts and shows them
-        on_result(kept)
-    run.out.mkdir(parents=True, exist_ok=True)
-    pool = pool or LocalPool(run.settings, run.workers)
-    try:
-        if found.todo:
-            pool.warm(len(found.todo))
-            isolation = pool.ready()
-            if progress:
-                print(f"isolation: {isolation}", file=sys.stderr, flush=True)
-        if progress and run.notes:
-            print("\n".join(run.notes), file=sys.stderr, flush=True)
-        similar = _compared_meanwhile(found.cells, run.similarity)
-        # a bar on a terminal only: in a redirected log it would be a line per update
-        with tqdm(total=len(found.todo), unit="submission",
-                  disable=not progress or not found.todo or not sys.stderr.isatty()) as bar:
-            for result in pool.grade(found.todo, run.parts):
-                reports.write_submission(result, run.out, run.visibility)
-                if result.status is not Status.GRADER_ERROR:
-                    write_record(run.out, result, prints[result.id])
-                graded.append(result)
-                on_result(result)
-                bar.update()
-    finally:
-        pool.close()
-    reports.write_class(graded, run.out, kept=frozenset(g.id for g in found.kept), similar=similar())
-    return graded, found.kept
-
-
-def _compared_meanwhile(cells: dict[str, dict], threshold: float | None) -> Callable[[], Similarity | None]:
-    """The pairs unusually alike (None without a threshold), found on a thread while the class is graded:
-    after the grading, copydetect's import and comparisons (about a second) would lengthen every run."""
-    if threshold is None:
-        return lambda: None
-    from ..reports import find_similar_or_why
-
-    comparing = ThreadPoolExecutor(1, thread_name_prefix="similarity")
-    found = comparing.submit(find_similar_or_why, cells, threshold)
-    comparing.shutdown(wait=False)  # the comparison goes on; `found.result` waits for it
-    return found.result

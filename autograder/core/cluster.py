@@ -97,16 +97,21 @@ def _isolation(dask_worker: Any) -> str:
 class DaskPool:
     """The same interface as batch.LocalPool, on a Dask cluster."""
 
-    def __init__(self, settings: WorkerSettings, address: str, security: Any = None):
-        self.settings, self.address, self.security = settings, address, security
+    def __init__(self, address: str, security: Any = None):
+        self.address, self.security = address, security
+        self.settings: WorkerSettings | None = None  # the run's (`start`)
         self.weaknesses: set[str] = set()
         self.isolation = ""
         self.ready_at: float | None = None  # when every worker had its grading process (time.monotonic)
         self.client: Any = None
         self._cluster: Any = None
 
-    def start(self) -> None:
+    def begin(self) -> None:
+        """Nothing to start before the run's settings are known: the grading plugin carries them."""
+
+    def start(self, settings: WorkerSettings) -> None:
         """Connect (see `connect`): workers start their grading processes while the caller goes on."""
+        self.settings = settings
         if self.client is None:
             self.connect()
 

@@ -10,26 +10,18 @@ a submission as graded (see `core.batch.earlier_result`).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
+from ..core.files import RESULTS_FILE, write_atomically
 from ..core.results import GradedSubmission, Visibility
 from .classreport import class_report_html
 from .feedback import feedback_html
 from .similarity import Similarity, find_similar_or_why
 from .table import class_table, grades_csv
 
-RESULTS_FILE = "results.json"
 FEEDBACK_FILE = "feedback.html"
 GRADES_FILE = "grades.csv"
 CLASS_REPORT_FILE = "class_report.html"
-
-
-def write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def write_submission(graded: GradedSubmission, out: Path, visibility: Visibility | None = None) -> None:
@@ -49,19 +41,12 @@ def _says(path: Path, text: str) -> bool:
         return False
 
 
-_SIMILAR: dict[Path, Similarity | None] = {}  # what a run found alike, by its --out: a report written again keeps it
-_KEPT = object()
-
-
 def write_class(graded: list[GradedSubmission], out: Path, kept: frozenset[str] = frozenset(),
-                similar: Similarity | None | object = _KEPT) -> None:
+                similar: Similarity | None = None) -> None:
     """grades.csv and class_report.html; `kept`: the ids of results taken from an earlier run; `similar`:
-    the pairs unusually alike (`find_similar_or_why`), None for a report without them. Written again
-    without it (the command line's notes from the gradebook), the report keeps what its run found."""
+    the pairs unusually alike (`find_similar_or_why`), None for a report without them."""
     write_atomically(out / GRADES_FILE, grades_csv(graded))
-    if similar is not _KEPT:
-        _SIMILAR[out] = similar
-    write_atomically(out / CLASS_REPORT_FILE, class_report_html(graded, kept, _SIMILAR.get(out)))
+    write_atomically(out / CLASS_REPORT_FILE, class_report_html(graded, kept, similar))
 
 
 def run_summary(graded: int, reused: int, seconds: float, startup: float | None) -> str:

@@ -15,10 +15,10 @@ def test_importing_the_command_line_does_not_import_torch_or_nbgrader():
 
 def test_a_reports_folder_that_cannot_be_made_is_a_usage_error_before_anything_starts(tmp_path, capsys, monkeypatch):
     """exit status 2 and the reason, where it used to end in a traceback once the workers had started."""
-    from autograder import cli
+    from autograder import classrun, cli
 
     started = []
-    monkeypatch.setattr(cli, "_pool", lambda *args: started.append(args))
+    monkeypatch.setattr(classrun, "_pool", lambda *args: started.append(args))
     submission = tmp_path / "s.py"
     submission.write_text("x = 1\n")
     (tmp_path / "a_file").write_text("")

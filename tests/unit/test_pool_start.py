@@ -55,8 +55,8 @@ def pool(monkeypatch):
     events: list[str] = []
     started = threading.Event()
     monkeypatch.setattr(batch.WorkerProcess, "local", classmethod(lambda cls, *_: _Worker(events, started)))
-    pool = batch.LocalPool(WorkerSettings(), jobs=1)
-    monkeypatch.setattr(pool, "start", lambda: None)  # no real zygote nor workers' parent
+    pool = batch.LocalPool(jobs=1)
+    pool.settings = WorkerSettings()  # no real zygote nor workers' parent: each test sets pool._zygote
     pool.events, pool.started = events, started
     yield pool
     pool.close()
