@@ -288,7 +288,7 @@ def _settings(args: argparse.Namespace, out: Path, paths: list[tuple[Path, str]]
     secrets = {str(out), *(str(p.resolve() if p.is_dir() else p.resolve().parent) for p, _ in paths + given)}
     if course_root is not None:
         secrets.add(str(course_root))
-    return WorkerSettings(secret=args.secret, call_seconds=args.timeout, budget_seconds=args.budget,
+    return WorkerSettings(secret=args.secret, limits=Limits(call_seconds=args.timeout, budget_seconds=args.budget),
                           secrets=tuple(sorted(secrets)), allow_weak=args.allow_weak_sandbox)
 
 
