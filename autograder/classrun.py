@@ -223,7 +223,8 @@ def _settings(options: RunOptions, secret: str, out: Path, paths: list[tuple[Pat
     secrets = {str(out), *(str(p.resolve() if p.is_dir() else p.resolve().parent) for p, _ in paths + given)}
     if course_root is not None:
         secrets.add(str(course_root))
-    return WorkerSettings(secret=secret, call_seconds=options.call_seconds, budget_seconds=options.budget_seconds,
+    return WorkerSettings(secret=secret, limits=Limits(call_seconds=options.call_seconds,
+                                                       budget_seconds=options.budget_seconds),
                           secrets=tuple(sorted(secrets)), allow_weak=options.allow_weak)
 
 

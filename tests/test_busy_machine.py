@@ -53,7 +53,7 @@ try:
     loops += [subprocess.Popen([sys.executable, "-c", "import os\\nos.setsid()\\nwhile True: pass"]) for _ in range(7)]
     for name, args in [("spend", (0.15,)), ("nap", (1.5,)), ("loop", ()), ("import", ())]:
         loads = Loads(zygote)
-        student = Student(SandboxChannel(loads), Clock(call_seconds={LIMIT}, budget_seconds=100))
+        student = Student(SandboxChannel(loads), Clock(Limits(call_seconds={LIMIT}, budget_seconds=100)))
         start = time.monotonic()
         student.load([("cell", "while True: pass" if name == "import" else CODE)])
         error = student.clock.load_failure["kind"] if student.clock.load_failure else ""

@@ -142,7 +142,7 @@ def test_torch_compile_returns_the_function_itself_in_a_sandbox():
     zygote = Zygote(Limits(call_seconds=30), [], public_files(), setup_imports())
     loads = Loads(zygote)
     channel = SandboxChannel(loads)
-    student = Student(channel, Clock(call_seconds=30, budget_seconds=120))
+    student = Student(channel, Clock(Limits(call_seconds=30, budget_seconds=120)))
     code = ("import torch\n"
             "def f(x):\n    return x\n"
             "def compiled_is_itself():\n"

@@ -27,9 +27,10 @@ import nbformat
 import pytest
 
 from autograder import assignment, quiz
-from autograder.core.session import Job, TimeLimits, grade_one, in_process_backend
+from autograder.core.session import Job, grade_one, in_process_backend
 from autograder.core.submission import read_submission
 from autograder.graders.quiz_key import ANSWERS, EXPLANATIONS
+from autograder.isolation.limits import Limits
 from autograder.nbgrader import quizrelease
 from tools import release as rel
 from tools.course import make_course_root
@@ -95,7 +96,7 @@ def grade(tmp_path: Path, monkeypatch, release: Path, answers: dict[str, str], s
     monkeypatch.setattr(assignment, "release_folder", lambda: release)
     path = tmp_path / f"sub{len(list(tmp_path.glob('sub*')))}.py"
     path.write_text("".join(f"answer_{q} = {a!r}\n" for q, a in answers.items()))
-    graded = grade_one(Job(read_submission(path), secret, ("quiz",)), in_process_backend(), TimeLimits())
+    graded = grade_one(Job(read_submission(path), secret, ("quiz",)), in_process_backend(), Limits())
     score, most = graded.part_scores()["quiz"]
     return score, most, graded
 

@@ -29,7 +29,7 @@ def student():
     zygote.wait_ready()
     loads = Loads(zygote)
     channel = SandboxChannel(loads)
-    student = Student(channel, Clock(call_seconds=30, budget_seconds=300))
+    student = Student(channel, Clock(Limits(call_seconds=30, budget_seconds=300)))
     student.load([("cell", CODE)])
     yield student
     channel.close(kill=True)

@@ -32,7 +32,7 @@ def zygote():
 def test_ending_a_part_of_a_lost_sandbox_leaves_the_new_sandboxs_parts_alone(zygote):
     loads = Loads(zygote)
     channels = [SandboxChannel(loads), SandboxChannel(loads)]
-    first, second = (Student(channel, Clock(call_seconds=30, budget_seconds=300)) for channel in channels)
+    first, second = (Student(channel, Clock(Limits(call_seconds=30, budget_seconds=300))) for channel in channels)
     try:
         first.load([("cell", CODE)])  # loads the code, and forks the first part
         assert first.call("count") == 1
@@ -55,7 +55,7 @@ def test_a_part_that_died_with_a_sandbox_the_grader_ended_is_forked_again_and_ch
     machine can make it late); the parts it had forked die with it, through no doing of theirs."""
     loads = Loads(zygote)
     channels = [SandboxChannel(loads), SandboxChannel(loads)]
-    first, second = (Student(channel, Clock(call_seconds=30, budget_seconds=300)) for channel in channels)
+    first, second = (Student(channel, Clock(Limits(call_seconds=30, budget_seconds=300))) for channel in channels)
     try:
         first.load([("cell", CODE)])
         assert first.call("count") == 1

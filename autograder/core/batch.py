@@ -111,6 +111,22 @@ def earlier_result(out: Path, submission: Submission, parts: tuple[str, ...], ex
     return graded
 
 
+def fitted_limits(limits: Limits, workers: int, memory_limit: int | None) -> Limits:
+    """`limits` fitted to `workers` grading workers on this machine, where a field was left at its default:
+    each worker's sandbox gets an equal share of a GPU, and the graders' own CUDA values one more; in a
+    container with a memory limit, half of it is shared by every sandbox that may be alive (a loaded one
+    and a part's, per worker), so that no bomb starves another (the kernel kills a sandbox first, never
+    the grader)."""
+    default = Limits()
+    if limits.gpu_memory_fraction == default.gpu_memory_fraction:
+        limits = dataclasses.replace(limits, gpu_memory_fraction=1 / (workers + 1))
+    if memory_limit is not None and limits.memory_bytes == default.memory_bytes:
+        share = memory_limit // 2 // (2 * workers)
+        limits = dataclasses.replace(limits, memory_bytes=max(MIN_SANDBOX_MEMORY_BYTES,
+                                                              min(default.memory_bytes, share)))
+    return limits
+
+
 class LocalPool:
     """Grading worker processes on this machine, forked from one that collected the graders once (the
     workers' parent, which also forks the zygote) and sharing that zygote: `jobs` of them compute at
@@ -140,16 +156,8 @@ class LocalPool:
         if self._zygote is not None:
             raise RuntimeError("the pool was started already")
         self.begin()
-        # each worker's sandbox gets an equal share of a GPU, and the graders' own CUDA values one more;
-        # in a container with a memory limit, half of it is shared by every sandbox that may be alive (a
-        # loaded one and a part's, per worker), so that no bomb starves another (the kernel kills a sandbox
-        # first, never the grader)
-        sandbox = {"gpu_memory_fraction": 1 / (self.workers + 1), **settings.sandbox}
-        limit = memory_limit()
-        if limit is not None and "memory_bytes" not in settings.sandbox:
-            share = limit // 2 // (2 * self.workers)
-            sandbox["memory_bytes"] = max(MIN_SANDBOX_MEMORY_BYTES, min(Limits.memory_bytes, share))
-        self.settings = dataclasses.replace(settings, cpu_slots=tuple(CpuSlots.create(self.jobs)), sandbox=sandbox)
+        self.settings = dataclasses.replace(settings, cpu_slots=tuple(CpuSlots.create(self.jobs)),
+                                            limits=fitted_limits(settings.limits, self.workers, memory_limit()))
         self._zygote = start_zygote(self.settings, forked_by=self._parent.fork_zygote)
 
     def _started_zygote(self):

@@ -36,15 +36,15 @@ class GradingPlugin(WorkerPlugin):
 
     name = PLUGIN_NAME
 
-    def __init__(self, settings: dict):
-        self.settings = settings
+    def __init__(self, settings: WorkerSettings):
+        self.settings = settings.to_json()  # it travels pickled to every Dask worker: as plain data, by name
         self.worker: WorkerProcess | None = None
         self.weaknesses: list[str] = []
         self.isolation = ""
 
     def setup(self, worker: Any) -> None:
         self.lock = threading.Lock()  # made here, on the worker: the plugin travels pickled
-        self.worker = WorkerProcess.standalone(WorkerSettings(**self.settings))
+        self.worker = WorkerProcess.standalone(WorkerSettings.from_json(self.settings))
         self.weaknesses = self.worker.ready()
         self.isolation = self.worker.isolation
 
@@ -56,7 +56,7 @@ class GradingPlugin(WorkerPlugin):
     def grade(self, submission: dict, parts: list[str]) -> dict:
         with self.lock:
             if self.worker is None:
-                self.worker = WorkerProcess.standalone(WorkerSettings(**self.settings))
+                self.worker = WorkerProcess.standalone(WorkerSettings.from_json(self.settings))
                 self.weaknesses = self.worker.ready()
             try:
                 return self.worker.grade(submission, tuple(parts))
@@ -121,7 +121,6 @@ class DaskPool:
     def connect(self) -> None:
         """Connect, check versions, install the grading plugin on every worker."""
         import time
-        from dataclasses import asdict
 
         from distributed import Client, LocalCluster
 
@@ -137,7 +136,7 @@ class DaskPool:
         differ = self.version_differences()
         if differ:
             raise WorkerError("workers run other versions than this client: " + "; ".join(differ), fatal=True)
-        self.client.register_plugin(GradingPlugin(asdict(self.settings)), name=PLUGIN_NAME)
+        self.client.register_plugin(GradingPlugin(self.settings), name=PLUGIN_NAME)
         for found in self.client.run(_weaknesses).values():
             self.weaknesses.update(found)
         self.isolation = "; ".join(sorted(set(self.client.run(_isolation).values())))

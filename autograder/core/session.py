@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import pytest
 
 from .. import assignment
-from ..isolation.limits import BUDGET_SECONDS
+from ..isolation.limits import Limits
 from ..isolation.literals import LiteralChannel, literal_values
 from ..isolation.protocol import SandboxBreach
 from ..isolation.proxy import LOADING, Channel, Clock, InProcessChannel, Student
@@ -51,14 +51,6 @@ class Job:
     submission: Submission
     secret: str
     parts: tuple[str, ...] = assignment.PART_NAMES
-
-
-@dataclass(frozen=True)
-class TimeLimits:
-    """How long one call into a submission, and all calls for one submission, may take."""
-
-    call_seconds: float = 60.0
-    budget_seconds: float = BUDGET_SECONDS
 
 
 def configure_grading_process() -> None:
@@ -192,7 +184,7 @@ def in_session(plugin: GradingPlugin, body: Callable[[dict[str, list[pytest.Item
 class Grader:
     """Grades jobs through a session's collected items (`in_session`), one after another."""
 
-    def __init__(self, backend: Backend, limits: TimeLimits, plugin: GradingPlugin, slots: CpuSlots | None = None):
+    def __init__(self, backend: Backend, limits: Limits, plugin: GradingPlugin, slots: CpuSlots | None = None):
         self.backend, self.limits, self.plugin, self.slots = backend, limits, plugin, slots
         self.preloaded = _preloaded()
 
@@ -216,7 +208,7 @@ class Grader:
         if self.slots is not None:
             self.slots.acquire()
         start = time.monotonic()
-        clock = Clock(self.limits.call_seconds, self.limits.budget_seconds)
+        clock = Clock(self.limits)
         submission = job.submission
 
         shared = self.backend.new_submission()
@@ -288,7 +280,7 @@ def _tampering(submission: Submission, students: list[Student]) -> tampering.Tam
     return found
 
 
-def grade_all(jobs: Iterable[Job], backend: Backend, limits: TimeLimits,
+def grade_all(jobs: Iterable[Job], backend: Backend, limits: Limits,
               on_graded: Callable[[GradedSubmission], None], slots: CpuSlots | None = None) -> None:
     """Grade `jobs` (any iterable, read as they come) in one pytest session, calling `on_graded`
     with each result; with `slots`, a submission is graded holding a CPU slot. Raises SandboxBreach
@@ -305,7 +297,7 @@ def grading_in(plugin: GradingPlugin, by_part: dict[str, list[pytest.Item]]) -> 
     """`grade_all` for a process forked inside a session that has already collected the graders
     (`in_session`, with `plugin`): the jobs go through those items."""
 
-    def grade(jobs: Iterable[Job], backend: Backend, limits: TimeLimits,
+    def grade(jobs: Iterable[Job], backend: Backend, limits: Limits,
               on_graded: Callable[[GradedSubmission], None], slots: CpuSlots | None = None) -> None:
         try:
             Grader(backend, limits, plugin, slots).grade_each(jobs, by_part, on_graded)
@@ -315,7 +307,7 @@ def grading_in(plugin: GradingPlugin, by_part: dict[str, list[pytest.Item]]) -> 
     return grade
 
 
-def grade_one(job: Job, backend: Backend, limits: TimeLimits) -> GradedSubmission:
+def grade_one(job: Job, backend: Backend, limits: Limits) -> GradedSubmission:
     """One submission, in a session of its own."""
     found: list[GradedSubmission] = []
     grade_all([job], backend, limits, found.append)

@@ -4,7 +4,7 @@ session that has collected the graders once (the workers' parent, `core.parent`)
 zygote; a Dask worker runs one of its own (`python -m autograder.core.worker FD`), with its own zygote.
 
 A run talks to a worker over a socket in frames of JSON: first the run's settings
-(`WorkerSettings`), answered by `{"ready": {"weaknesses": [...]}}`; then one
+(`WorkerSettings.to_json`), answered by `{"ready": {"weaknesses": [...]}}`; then one
 `{"job": {"submission": ..., "parts": [...]}}` per submission, answered by `{"graded": ...}`
 (`results.GradedSubmission.to_json`). A `{"fatal": why}` answer ends the run: a sandbox could
 reach the reference or the graders, or the graders could not run.
@@ -21,12 +21,13 @@ import os
 import socket
 import subprocess
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from .. import assignment
 from ..isolation import frames
-from ..isolation.limits import BUDGET_SECONDS, Limits
+from ..isolation.fields import JsonFields, SettingsError
+from ..isolation.limits import Limits
 
 SECRET_VARIABLE = "AUTOGRADER_SECRET"
 FDS_PER_MESSAGE = 250  # descriptors sent at once (Linux takes at most 253 in one message)
@@ -36,19 +37,14 @@ PRELOAD = ["torch", "pytest", "attention_ref", "autograder.core.session", "autog
 
 
 @dataclass(frozen=True)
-class WorkerSettings:
-    """What every worker of a run is told once."""
+class WorkerSettings(JsonFields):
+    """What every worker of a run is told once (as JSON, by field name: `to_json`, `from_json`)."""
 
     secret: str = ""
-    call_seconds: float = Limits.call_seconds
-    budget_seconds: float = BUDGET_SECONDS
+    limits: Limits = Limits()  # what each submission may use: its time here, its resources in its sandboxes
     secrets: tuple[str, ...] = ()  # paths no sandbox may see (reports, submissions, the course)
     allow_weak: bool = False
-    sandbox: dict[str, Any] = field(default_factory=dict)  # other Limits fields, e.g. memory_bytes
     cpu_slots: tuple[int, ...] = ()  # descriptors of the run's CPU gate and slots (core.slots): a worker is sent its own
-
-    def limits(self) -> Limits:
-        return Limits(call_seconds=self.call_seconds, **self.sandbox)
 
 
 class WorkerError(RuntimeError):
@@ -69,7 +65,7 @@ def start_zygote(settings: WorkerSettings, forked_by: Any = None):
     from ..isolation.sandbox import Zygote
     from .submission import public_files, setup_imports
 
-    return Zygote(settings.limits(), settings.secrets, public_files(), setup_imports(), settings.allow_weak,
+    return Zygote(settings.limits, settings.secrets, public_files(), setup_imports(), settings.allow_weak,
                   forked_by=forked_by)
 
 
@@ -77,7 +73,7 @@ def serve(sock: socket.socket, settings: WorkerSettings, zygote: Any, grade_all:
     """The worker's loop: jobs until the run closes the socket, graded by `grade_all` (`session.grade_all`,
     or `session.grading_in` in a session already collected)."""
     from ..isolation.protocol import SandboxBreach
-    from .session import Job, TimeLimits, configure_grading_process, sandbox_backend
+    from .session import Job, configure_grading_process, sandbox_backend
     from .slots import CpuSlots
     from .submission import Submission
 
@@ -92,7 +88,7 @@ def serve(sock: socket.socket, settings: WorkerSettings, zygote: Any, grade_all:
                 job = message["job"]
                 yield Job(Submission.from_json(job["submission"]), settings.secret, tuple(job["parts"]))
 
-        grade_all(jobs(), sandbox_backend(zygote), TimeLimits(settings.call_seconds, settings.budget_seconds),
+        grade_all(jobs(), sandbox_backend(zygote), settings.limits,
                   lambda graded: _send(sock, {"graded": graded.to_json()}), slots)
     except SandboxBreach as exc:
         _send(sock, {"fatal": f"grading refused: {exc}"})
@@ -138,7 +134,7 @@ class WorkerProcess:
 
     def __init__(self, settings: WorkerSettings, sock: socket.socket, process: Any):
         self.sock, self._process = sock, process
-        _send(self.sock, {"settings": asdict(settings)})
+        _send(self.sock, {"settings": settings.to_json()})
         for start in range(0, len(settings.cpu_slots), FDS_PER_MESSAGE):
             socket.send_fds(self.sock, [b"S"], list(settings.cpu_slots[start:start + FDS_PER_MESSAGE]))
 
@@ -216,7 +212,11 @@ def _settings(sock: socket.socket) -> WorkerSettings:
     message = _receive(sock)
     if message is None:
         raise SystemExit(0)  # the run went away before it said anything
-    settings = WorkerSettings(**message["settings"])
+    try:
+        settings = WorkerSettings.from_json(message.get("settings"))
+    except SettingsError as exc:  # a run of another version of the grader: it is told why, and stops
+        _send(sock, {"fatal": f"the grading worker cannot read the run's settings: {exc}"})
+        raise SystemExit(1) from None
     slots: list[int] = []
     while len(slots) < len(settings.cpu_slots):
         data, fds, _, _ = socket.recv_fds(sock, 1, FDS_PER_MESSAGE)

@@ -24,10 +24,12 @@ import os
 import resource
 import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from . import cgroups, identity, landlock, seccomp
+from .limits import SandboxConfig
 from .policy import View
 
 SCRATCH = "/tmp/submission"
@@ -160,33 +162,46 @@ def die_with_parent() -> None:
 # ---------------------------------------------------------------- one sandbox
 
 
-def confine(config: dict, drop_root: str, keep_fd: int) -> list[str]:
-    """Everything a sandbox does to itself before it runs a line of the submission; returns what
-    did not hold. Afterwards the working folder is the sandbox's scratch folder.
+@dataclass(frozen=True)
+class Host:
+    """What the zygote found out about this machine before it served (zygote.run): every sandbox it forks
+    sets itself up by it."""
 
-    `drop_root` (as root): "uid", a uid of its own; "fsuid", a uid of its own that still opens files as
-    their root owner would (Python in a home of mode 700, where the view is Landlock's, which decides
-    what may be opened); "" to stay uid 0 without capabilities."""
-    cpu, memory, file_size, processes, scratch_bytes = config["limits"]
-    view: View = config["view"]
+    mode: str  # the zygote's privilege over its sandboxes (enter_zygote_namespaces): "root", "user", "" (none)
+    real_root: bool  # the zygote runs as the machine's root
+    pid_namespace: int  # what sandboxes' pids are counted in (identity)
+    cgroups: dict | None  # the tree of its sandboxes' cgroups (cgroups.create), None where there is none
+    scratch_root: str | None  # where scratch folders are made when sandboxes have no private /tmp
+    # How sandboxes leave root (the probe's finding, zygote._probe): "uid", a uid of its own; "fsuid", a uid
+    # of its own that still opens files as their root owner would (Python in a home of mode 700, where the
+    # view is Landlock's, which decides what may be opened); "" to stay uid 0 without capabilities (and
+    # whenever the zygote is not root).
+    drop_root: str = ""
+
+
+def confine(config: SandboxConfig, host: Host, name: str, keep_fd: int) -> list[str]:
+    """Everything a sandbox (its cgroup `name`) does to itself before it runs a line of the submission;
+    returns what did not hold. Afterwards the working folder is the sandbox's scratch folder."""
+    limits, view = config.limits, config.view
+    processes = limits.processes
     weaknesses: list[str] = []
     os.setsid()
     host_pid = int(os.readlink("/proc/self"))  # before /proc is replaced: unique in the zygote's first PID namespace
-    if config.get("cgroups") is not None:
+    if host.cgroups is not None:
         # Above what the address-space limit below lets one process touch, so that a plain memory bomb
         # fails at once with an allocation error; the cgroup bounds the whole tree (children, /tmp),
         # and a process stopped by it is first starved of page cache, which takes a long while.
-        weaknesses += cgroups.join(config["cgroups"], config["name"], processes,
-                                   memory + scratch_bytes + CGROUP_HEADROOM_BYTES)
+        weaknesses += cgroups.join(host.cgroups, name, processes,
+                                   limits.memory_bytes + limits.scratch_bytes + CGROUP_HEADROOM_BYTES)
     private = False
-    if config["mode"]:
+    if host.mode:
         missing = _private_namespaces()
         private = not missing
-        weaknesses += missing + (_private_filesystem(view, scratch_bytes) if private else [])
-    scratch = SCRATCH if private else tempfile.mkdtemp(prefix="submission-", dir=config["scratch_root"])
+        weaknesses += missing + (_private_filesystem(view, limits.scratch_bytes) if private else [])
+    scratch = SCRATCH if private else tempfile.mkdtemp(prefix="submission-", dir=host.scratch_root)
     os.makedirs(scratch, exist_ok=True)
-    for name, data in config["public"].items():
-        Path(scratch, name).write_bytes(data)
+    for file, data in config.public.items():
+        Path(scratch, file).write_bytes(data)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
@@ -198,25 +213,25 @@ def confine(config: dict, drop_root: str, keep_fd: int) -> list[str]:
                        "MPLCONFIGDIR": scratch, "MPLBACKEND": "Agg"})
     _first_to_go()
     mapped = mapped_bytes() or 0  # torch already maps a lot of address space; the limit is on top
-    if not drop_root and os.geteuid() != 0:  # the grader's own uid: its count of processes is shared
+    if not host.drop_root and os.geteuid() != 0:  # the grader's own uid: its count of processes is shared
         processes += _processes_of(os.getuid())
-    address_space = mapped + memory
+    address_space = mapped + limits.memory_bytes
     if view.gpu:  # CUDA reserves address space for all of the GPU's memory and more as it starts: under a cap
         address_space = resource.RLIM_INFINITY  # it cannot start; the cgroup bounds memory instead
-        if config.get("cgroups") is None:
+        if host.cgroups is None:
             weaknesses.append("no memory limit: CUDA cannot start under an address-space limit, and there is no "
                               "cgroup")
-    for limit, value in ((resource.RLIMIT_CPU, cpu), (resource.RLIMIT_AS, address_space),
-                         (resource.RLIMIT_FSIZE, file_size), (resource.RLIMIT_NPROC, processes),
+    for limit, value in ((resource.RLIMIT_CPU, limits.cpu_seconds), (resource.RLIMIT_AS, address_space),
+                         (resource.RLIMIT_FSIZE, limits.file_bytes), (resource.RLIMIT_NPROC, processes),
                          (resource.RLIMIT_CORE, 0)):
         resource.setrlimit(limit, (value, value))
     ruleset = None
     if not private:  # no namespaces here: the view is Landlock's (its paths opened while they can be)
         ruleset, missing = landlock.prepare(view, scratch)
         weaknesses += missing
-    if drop_root:  # a uid of its own: no other sandbox's processes (of any run here) count against its limit
-        uid = identity.sandbox_uid(host_pid, config["pid_namespace"])
-        weaknesses += _own_uid(uid, scratch, keep_file_access=drop_root == "fsuid")
+    if host.drop_root:  # a uid of its own: no other sandbox's processes (of any run here) count against its limit
+        uid = identity.sandbox_uid(host_pid, host.pid_namespace)
+        weaknesses += _own_uid(uid, scratch, keep_file_access=host.drop_root == "fsuid")
     if os.geteuid() == 0:  # root of a user namespace, or root that cannot leave uid 0
         _drop_capabilities()
     if ruleset is not None:

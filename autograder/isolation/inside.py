@@ -25,27 +25,28 @@ import time
 from typing import Any
 
 from . import confinement, frames, policy, protocol
+from .limits import SandboxConfig
 
 FORK_MARKER = b"F"  # the byte that carries a forked child's socket (SCM_RIGHTS) after a FORK frame
 
 
-def serve(sock: socket.socket, config: dict) -> None:
-    """Confine this process, then answer requests until the grader closes the line."""
+def serve(sock: socket.socket, config: SandboxConfig, host: confinement.Host, name: str) -> None:
+    """Confine this process (the sandbox `name`), then answer requests until the grader closes the line."""
     import torch
 
     from . import wire
     from .server import Runtime, error_info, run_as_written
 
-    confinement.confine(config, drop_root=config["drop_root"], keep_fd=sock.fileno())
+    confinement.confine(config, host, name, keep_fd=sock.fileno())
     torch.set_num_threads(1)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.compile = run_as_written  # the code runs as written: see run_as_written
-    fraction = float(config.get("gpu_memory_fraction") or 0)
+    fraction = config.limits.gpu_memory_fraction
     if fraction > 0:  # set when (if ever) CUDA starts in this sandbox: the zygote never starts it
         torch.cuda._lazy_call(lambda: [torch.cuda.set_per_process_memory_fraction(fraction, device)
                                        for device in range(torch.cuda.device_count())])
-    exposed = config["view"].expose
+    exposed = config.view.expose
     sys.path[:] = [os.getcwd()] + [p for p in sys.path if p and any(policy.inside(p, e) for e in exposed)]
     sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
     line = _Line(sock)
@@ -66,8 +67,7 @@ def serve(sock: socket.socket, config: dict) -> None:
                         _kill(other, children, forked)
                 child = _fork(line, children, forked)
                 if child == 0:
-                    _, _, _, processes, _ = config["limits"]
-                    confinement.recount_processes(processes)
+                    confinement.recount_processes(config.limits.processes)
                     continue  # now the part's process, on its own socket: no reply to send
                 reply = wire.encode(protocol.ok(child))
             elif op == protocol.KILL:

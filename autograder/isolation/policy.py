@@ -33,6 +33,8 @@ import zipfile
 from dataclasses import dataclass
 from typing import Iterable
 
+from .fields import JsonFields
+
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys")
 ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "timezone", "fonts", "alternatives",
              "passwd", "group", "nsswitch.conf", "os-release")
@@ -44,8 +46,8 @@ SECRET_MODULES = ("attention_ref", "autograder.graders", "autograder.graders.qui
 
 
 @dataclass(frozen=True)
-class View:
-    """The file system a sandbox sees (plain data: it travels to the zygote as JSON)."""
+class View(JsonFields):
+    """The file system a sandbox sees (plain data: it travels to the zygote as JSON, in a `SandboxConfig`)."""
 
     expose: tuple[str, ...]  # bound read-only at the same path (folders or files); symlinks re-created
     hide: tuple[str, ...]  # within what is exposed, covered: folders by an empty one, files by an empty file
@@ -55,13 +57,6 @@ class View:
     def gpu(self) -> bool:
         """Whether a GPU's device nodes are bound in, so that CUDA may start in a sandbox."""
         return any(os.path.basename(d).startswith(GPU_DEVICE_PREFIX) for d in self.devices)
-
-    def to_json(self) -> dict:
-        return {"expose": list(self.expose), "hide": list(self.hide), "devices": list(self.devices)}
-
-    @classmethod
-    def from_json(cls, data: dict) -> "View":
-        return cls(tuple(data["expose"]), tuple(data["hide"]), tuple(data["devices"]))
 
 
 def sandbox_view(secrets: Iterable[str | os.PathLike] = ()) -> View:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from . import protocol, wire
+from .limits import Limits
 from .protocol import RAN_OUT_OF_MEMORY, CallbackHandler
 
 # A served callable's handler: (method, args, kwargs) -> the value the submission's code receives.
@@ -66,40 +67,35 @@ class StudentError(Exception):
         return self.message
 
 
-LEASH_SECONDS = 5.0  # each call after a submission's first timeout: an honest slow call at the graders' sizes takes < 1 s
-
-
 @dataclass
 class Clock:
-    """One submission's time, shared by the parts graded for it.
+    """One submission's time, shared by the parts graded for it, within its `limits`.
 
-    `call_seconds` bounds one call; `budget_seconds` bounds all calls together (the time the
-    submission's code had, not the time the grader spent around it). A name whose call timed out
+    `limits.call_seconds` bounds one call; `limits.budget_seconds` bounds all calls together (the time
+    the submission's code had, not the time the grader spent around it). A name whose call timed out
     or ran out of memory is not called again (it would cost as much each time); code whose loading
     timed out is not loaded again. After the first call that timed out, the submission is on a
-    short leash: each later call gets at most `leash_seconds`, and all of them together one more
-    `call_seconds`, so one looping submission costs the class about two time limits, not one per
+    short leash: each later call gets at most `limits.leash_seconds`, and all of them together one
+    more `call_seconds`, so one looping submission costs the class about two time limits, not one per
     function."""
 
-    call_seconds: float
-    budget_seconds: float
-    leash_seconds: float = LEASH_SECONDS
+    limits: Limits
     spent: float = 0.0
     leash_left: float | None = None  # what the calls after the first timeout have left together
     not_called_again: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> the error to give
     load_failure: dict[str, str] | None = None
 
     def seconds_left(self) -> float:
-        return self.budget_seconds - self.spent
+        return self.limits.budget_seconds - self.spent
 
     def seconds_for_call(self) -> float:
         return self.limit()[0]
 
     def limit(self) -> tuple[float, str]:
         """(seconds the next call may take, what bounds it: "call", "leash" or "budget")."""
-        bounds = [(self.call_seconds, "call"), (self.seconds_left(), "budget")]
+        bounds = [(self.limits.call_seconds, "call"), (self.seconds_left(), "budget")]
         if self.leash_left is not None:
-            bounds += [(min(self.leash_seconds, self.leash_left), "leash")]
+            bounds += [(min(self.limits.leash_seconds, self.leash_left), "leash")]
         return min(bounds)
 
     def charge(self, seconds: float) -> None:
@@ -248,11 +244,11 @@ class Student:
         if seconds <= 0 and bound == "leash":
             raise StudentError(label, {"kind": protocol.BUDGET, "message": (
                 f"Not run: after a call of your code timed out, all later calls together get one more time limit "
-                f"({self.clock.call_seconds:g} s), and it was used up.")})
+                f"({self.clock.limits.call_seconds:g} s), and it was used up.")})
         if seconds <= 0:
             raise StudentError(label, {"kind": protocol.BUDGET, "message": (
-                f"Not run: the time budget for your whole submission ({self.clock.budget_seconds:g} s) was used up "
-                "by earlier calls.")})
+                f"Not run: the time budget for your whole submission ({self.clock.limits.budget_seconds:g} s) was "
+                "used up by earlier calls.")})
         start = time.monotonic()
         try:
             raw = self._channel(wire.encode(protocol.request(op, target, args, kwargs, **extra)), seconds,
@@ -278,17 +274,17 @@ class Student:
         if kind == protocol.TIMEOUT:
             if bound == "budget":
                 info["kind"], info["message"] = protocol.BUDGET, (
-                    f"Stopped: the time budget for your whole submission ({self.clock.budget_seconds:g} s) ran out "
-                    "during this call.")
+                    f"Stopped: the time budget for your whole submission ({self.clock.limits.budget_seconds:g} s) ran "
+                    "out during this call.")
             elif op != protocol.LOAD:
                 if bound == "leash":
                     info["message"] = (f"The call did not finish within {seconds:.3g} s, all a call gets after an "
                                        "earlier call of your code timed out; it was stopped.")
                 elif self.clock.leash_left is None:
-                    self.clock.leash_left = self.clock.call_seconds
+                    self.clock.leash_left = self.clock.limits.call_seconds
                     info["message"] = (f"{info.get('message', '')} From now on each call of your code gets at most "
-                                       f"{self.clock.leash_seconds:g} s, and all of them together "
-                                       f"{self.clock.call_seconds:g} s more.").strip()
+                                       f"{self.clock.limits.leash_seconds:g} s, and all of them together "
+                                       f"{self.clock.limits.call_seconds:g} s more.").strip()
                 self.clock.not_called_again[label] = {"kind": kind, "message": (
                     f"An earlier call of `{label}` timed out (it did not finish within {seconds:.3g} s: "
                     "an infinite loop?), so it is not called again.")}

@@ -17,7 +17,6 @@ torch itself; the wire format (which needs torch) is imported when the first req
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import signal
@@ -33,7 +32,7 @@ from typing import Any, Callable, Iterable, Protocol
 from . import frames, protocol
 from .deadline import Deadline
 from .held import NOT_MEASURED, Held
-from .limits import Limits
+from .limits import Limits, SandboxConfig
 from .protocol import ATTACH, SPAWN, CallbackHandler, SandboxBreach
 
 # What the zygote's environment keeps: what Python, torch and CUDA read; never AUTOGRADER_SECRET.
@@ -127,12 +126,9 @@ class Zygote(ZygoteClient):
         view = policy.sandbox_view(secrets)
         targets, modules = policy.probe_targets(secrets)
         self._probe_request = {"op": protocol.PROBE, "targets": targets, "modules": modules}
-        self.config = json.dumps({
-            "limits": [limits.cpu_seconds, limits.memory_bytes, limits.file_bytes, limits.processes, limits.scratch_bytes],
-            "view": view.to_json(), "preload": list(preload), "gpu_memory_fraction": limits.gpu_memory_fraction,
-            "public": {name: base64.b64encode(data).decode() for name, data in (public or {}).items()},
-            "fonts": {name: base64.b64encode(data).decode() for name, data in matplotlib_font_list(preload).items()},
-        }).encode()
+        preload = tuple(preload)
+        self.config = json.dumps(SandboxConfig(limits, view, preload, dict(public or {}),
+                                               matplotlib_font_list(preload)).to_json()).encode()
         self.weaknesses: list[str] = []
         self.isolation = ""  # what confines each sandbox, once the zygote has said (wait_ready)
         self._start()

@@ -17,7 +17,7 @@ sandbox may know (limits, the view, the public helpers): a sandbox inherits its 
 
 from __future__ import annotations
 
-import base64
+import dataclasses
 import gc
 import importlib
 import json
@@ -29,7 +29,8 @@ import struct
 import sys
 import tempfile
 
-from . import cgroups, confinement, frames, hugepages, identity, inside, policy
+from . import cgroups, confinement, frames, hugepages, identity, inside
+from .limits import SandboxConfig
 from .protocol import ATTACH, SPAWN
 
 
@@ -42,38 +43,37 @@ def run(fd: int, configuration: bytes) -> None:
     """Serve the control socket `fd` (also in a process forked, once torch was imported, from the workers'
     parent before it imported anything else: see core.parent)."""
     confinement.die_with_parent()
-    config = json.loads(configuration)
-    config["public"] = {name: base64.b64decode(data) for name, data in config["public"].items()}
-    config["real_root"] = os.geteuid() == 0
-    config["pid_namespace"] = identity.pid_namespace()  # what sandboxes' pids are counted in (see identity)
+    config = SandboxConfig.from_json(json.loads(configuration))
+    real_root = os.geteuid() == 0  # before a user namespace may make this process root of its own
+    pid_namespace = identity.pid_namespace()  # what sandboxes' pids are counted in (see identity): this one
     # where the cgroup tree is writable, as root or not; elsewhere (a container's read-only cgroup file system)
     # that is normal: the first line of the run says so, and no warning does
     tree, no_cgroup = cgroups.create(cgroups.tree_name())
     weaknesses: list[str] = []
-    config["cgroups"] = tree
     mode = confinement.enter_zygote_namespaces(fd, afterwards=lambda: tree and cgroups.remove_tree(tree))
-    config["mode"] = mode
-    config["view"] = policy.View.from_json(config["view"])
     control = socket.socket(fileno=fd)
     own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if mode else -1
-    config["scratch_root"] = None if mode else tempfile.mkdtemp(prefix="autograder-")  # no private /tmp: here
-    if config["scratch_root"]:
-        os.chmod(config["scratch_root"], 0o711)
+    scratch_root = None if mode else tempfile.mkdtemp(prefix="autograder-")  # no private /tmp: here
+    if scratch_root:
+        os.chmod(scratch_root, 0o711)
+    host = confinement.Host(mode=mode, real_root=real_root, pid_namespace=pid_namespace, cgroups=tree,
+                            scratch_root=scratch_root)
     try:
-        _preload(config, {name: base64.b64decode(data) for name, data in config.pop("fonts", {}).items()})
+        _preload(config)
+        config = dataclasses.replace(config, fonts={})  # read once: no sandbox needs them
         gc.freeze()  # what every sandbox inherits: no collection in one of them copies its pages
-        config["drop_root"], found = _probe(config, own_pid_ns)
+        drop_root, found = _probe(config, host, own_pid_ns)
+        host = dataclasses.replace(host, drop_root=drop_root)
         facts = {"weaknesses": weaknesses + found,
-                 "isolation": _isolation(mode, config["drop_root"], weaknesses + found, no_cgroup,
-                                       config["real_root"])}
+                 "isolation": _isolation(mode, drop_root, weaknesses + found, no_cgroup, host.real_root)}
         try:
             frames.send_frame(control, json.dumps(facts).encode())
         except (BrokenPipeError, ConnectionResetError):
             return  # the owner left before it needed a sandbox (a run with nothing left to grade)
-        _serve(control, config, own_pid_ns)
+        _serve(control, config, host, own_pid_ns)
     finally:
-        if config["scratch_root"]:
-            shutil.rmtree(config["scratch_root"], ignore_errors=True)
+        if scratch_root:
+            shutil.rmtree(scratch_root, ignore_errors=True)
 
 
 def _isolation(mode: str, drop_root: str, weaknesses: list[str], no_cgroup: str, root: bool) -> str:
@@ -94,7 +94,7 @@ def _isolation(mode: str, drop_root: str, weaknesses: list[str], no_cgroup: str,
                if no_cgroup else "; a cgroup each"))
 
 
-def _preload(config: dict, fonts: dict[str, bytes]) -> None:
+def _preload(config: SandboxConfig) -> None:
     """Import torch and what the setup cells import (the public helpers among them, from a
     private copy; matplotlib with the owner's font list, where it gave one), so that no sandbox
     pays for it again."""
@@ -105,12 +105,12 @@ def _preload(config: dict, fonts: dict[str, bytes]) -> None:
     helpers = tempfile.mkdtemp(prefix="autograder-helpers-")
     os.environ["MPLCONFIGDIR"] = helpers  # matplotlib's font list: the owner's copy, or built here; gone with it
     os.environ["MPLBACKEND"] = "Agg"
-    for name, data in [*fonts.items(), *config["public"].items()]:
+    for name, data in [*config.fonts.items(), *config.public.items()]:
         with open(os.path.join(helpers, name), "wb") as fh:
             fh.write(data)
     sys.path.insert(0, helpers)
     try:
-        for module in config["preload"]:
+        for module in config.preload:
             try:
                 importlib.import_module(module)
             except Exception:  # noqa: BLE001 - a setup cell's import that fails here fails in the sandbox too
@@ -120,7 +120,7 @@ def _preload(config: dict, fonts: dict[str, bytes]) -> None:
         shutil.rmtree(helpers, ignore_errors=True)
 
 
-def _serve(control: socket.socket, config: dict, own_pid_ns: int) -> None:
+def _serve(control: socket.socket, config: SandboxConfig, host: confinement.Host, own_pid_ns: int) -> None:
     """Fork a sandbox for every request, on every attached line, until the owner's line closes; while no
     request waits, collapse the next chunk of this process's memory into a huge page (see hugepages)."""
     lines = selectors.DefaultSelector()
@@ -152,11 +152,11 @@ def _serve(control: socket.socket, config: dict, own_pid_ns: int) -> None:
                 os.close(fds[0])
                 continue
             count += 1
-            config["name"] = f"sandbox-{count}"
-            pid = _fork_one(line, fds[0], config, own_pid_ns, lines)
+            name = f"sandbox-{count}"
+            pid = _fork_one(line, fds[0], config, host, name, own_pid_ns, lines)
             if pid is not None:
-                names[pid] = config["name"]
-            _reap(names, pending, config["cgroups"])
+                names[pid] = name
+            _reap(names, pending, host.cgroups)
 
 
 def _chunks_to_collapse() -> list[int]:
@@ -170,10 +170,11 @@ def _chunks_to_collapse() -> list[int]:
         return []
 
 
-def _fork_one(line: socket.socket, fd: int, config: dict, own_pid_ns: int, lines: selectors.BaseSelector) -> int | None:
+def _fork_one(line: socket.socket, fd: int, config: SandboxConfig, host: confinement.Host, name: str, own_pid_ns: int,
+              lines: selectors.BaseSelector) -> int | None:
     """Fork a sandbox that serves `fd`; tell `line` its pid and pidfd."""
     try:
-        pid = confinement.fork_sandbox(config["mode"], own_pid_ns)
+        pid = confinement.fork_sandbox(host.mode, own_pid_ns)
     except OSError:
         os.close(fd)
         socket.send_fds(line, [struct.pack("<q", -1)], [])
@@ -182,12 +183,12 @@ def _fork_one(line: socket.socket, fd: int, config: dict, own_pid_ns: int, lines
         for key in list(lines.get_map().values()):
             key.fileobj.close()
         try:
-            inside.serve(socket.socket(fileno=fd), config)
+            inside.serve(socket.socket(fileno=fd), config, host, name)
         finally:
             os._exit(0)
     os.close(fd)
     pidfd = os.pidfd_open(pid)  # before any reaping, so the pid cannot have been reused
-    socket.send_fds(line, [struct.pack("<q", 0 if config["mode"] else pid)], [pidfd])
+    socket.send_fds(line, [struct.pack("<q", 0 if host.mode else pid)], [pidfd])
     os.close(pidfd)
     return pid
 
@@ -207,19 +208,19 @@ def _reap(names: dict[int, str], pending: set[str], tree: dict | None) -> None:
         pending -= {name for name in pending if cgroups.remove(tree, name)}
 
 
-def _probe(config: dict, own_pid_ns: int) -> tuple[str, list[str]]:
+def _probe(config: SandboxConfig, host: confinement.Host, own_pid_ns: int) -> tuple[str, list[str]]:
     """Set up one throwaway sandbox and see what held.
 
     Returns how sandboxes leave root (see `confinement.confine`: "uid" where another uid can still
     read Python, "fsuid" where it cannot, "" when not root or no uid can be taken) and what is weaker
     than full isolation, in words for the instructor."""
     read, write = os.pipe()
-    config["name"] = "sandbox-probe"
-    pid = confinement.fork_sandbox(config["mode"], own_pid_ns)
+    pid = confinement.fork_sandbox(host.mode, own_pid_ns)
     if pid == 0:
         try:
             os.close(read)
-            weaknesses = confinement.confine(config, drop_root="uid" if config["real_root"] else "", keep_fd=write)
+            trial = dataclasses.replace(host, drop_root="uid" if host.real_root else "")
+            weaknesses = confinement.confine(config, trial, "sandbox-probe", keep_fd=write)
             readable = confinement.readable_by_others([os.__file__, sys.modules["torch"].__file__])
             if os.path.exists("/dev/nvidiactl") and not os.access("/dev/nvidiactl", os.R_OK | os.W_OK):
                 weaknesses.append("sandboxes cannot open the GPU (/dev/nvidiactl), so CUDA checks will fail")
@@ -230,14 +231,14 @@ def _probe(config: dict, own_pid_ns: int) -> tuple[str, list[str]]:
     with os.fdopen(read, "rb") as pipe:
         data = pipe.read()
     os.waitpid(pid, 0)
-    if config["cgroups"] is not None:
-        cgroups.remove(config["cgroups"], "sandbox-probe")
+    if host.cgroups is not None:
+        cgroups.remove(host.cgroups, "sandbox-probe")
     try:
         result = json.loads(data)
     except ValueError:
         return "", ["the sandbox could not set itself up"]
     weaknesses = result["weaknesses"]
-    if not config["real_root"] or any("uid of their own" in w for w in weaknesses):
+    if not host.real_root or any("uid of their own" in w for w in weaknesses):
         return "", weaknesses
     return ("uid" if result["readable"] else "fsuid"), weaknesses
 

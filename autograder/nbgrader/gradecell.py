@@ -15,8 +15,9 @@ import os
 from pathlib import Path
 
 from .. import quiz
-from ..core.session import Job, TimeLimits, grade_one, in_process_backend
+from ..core.session import Job, grade_one, in_process_backend
 from ..core.submission import read_submission
+from ..isolation.limits import Limits
 from ..reports.gradecell import grade_cell_text
 
 
@@ -41,7 +42,7 @@ def grade_part(part: str, notebook: str = "attention.ipynb") -> float:
     0 for a part the course leaves out of the total (a self-check quiz, whose release gives it no points)."""
     submission = read_submission(Path(notebook), student_id())
     graded = grade_one(Job(submission, os.environ.get("AUTOGRADER_SECRET", ""), (part,)), in_process_backend(),
-                       TimeLimits())
+                       Limits())
     print(grade_cell_text(part, graded.checks_of(part), submission.problems), end="")
     score = graded.part_scores().get(part, (0.0, 0.0))[0]
     if part == quiz.PART and not quiz.quiz_counting(None, course_root()).counts:

@@ -47,18 +47,19 @@ def grade_job(job: dict) -> dict:
     secrets = sorted({str(p.resolve().parent) for p in paths})
     results = []
     if _new_api():
-        from autograder.core.session import Job, TimeLimits, grade_one, sandbox_backend
+        from autograder.core.session import Job, grade_one, sandbox_backend
         from autograder.core.submission import public_files, read_submission, setup_imports
-        from autograder.isolation.sandbox import Limits, Zygote
+        from autograder.isolation.limits import Limits
+        from autograder.isolation.sandbox import Zygote
 
-        limits = Limits(**job["limits"])
+        limits = Limits(**{"budget_seconds": 600.0, **job["limits"]})
         zygote = Zygote(limits, secrets, public_files(), setup_imports())
         try:
             weaknesses = zygote.wait_ready()
             for path in paths:
                 start = time.perf_counter()
                 graded = grade_one(Job(read_submission(path), job["secret"], tuple(job["parts"])), sandbox_backend(zygote),
-                                   TimeLimits(limits.call_seconds, job.get("budget_seconds", 600.0)))
+                                   limits)
                 results.append({"id": graded.id, "seconds": time.perf_counter() - start, "busy": graded.busy_seconds,
                                 "problems": graded.problems,
                                 "tests": [{**c.to_gradescope(), "internal": c.internal_error} for c in graded.checks]})
@@ -107,6 +108,7 @@ class _Sandboxes:
     def student(self):
         """(a student in a fresh sandbox, its closer)."""
         if self.new:
+            from autograder.isolation.limits import Limits
             from autograder.isolation.proxy import Clock, Student
             from autograder.isolation.sandbox import SandboxChannel
 
@@ -114,7 +116,8 @@ class _Sandboxes:
                 from autograder.isolation.sandbox import Loads
             except ImportError:  # an engine that loaded the code again for every part
                 channel = SandboxChannel(self.zygote)
-                return Student(channel, Clock(self.call_seconds, 600.0), channel.close), channel.close
+                clock = Clock(Limits(call_seconds=self.call_seconds, budget_seconds=600.0))
+                return Student(channel, clock, channel.close), channel.close
             loads = Loads(self.zygote)
             channel = SandboxChannel(loads)
 
@@ -122,7 +125,7 @@ class _Sandboxes:
                 channel.close()
                 loads.close()
 
-            return Student(channel, Clock(self.call_seconds, 600.0), close), close
+            return Student(channel, Clock(Limits(call_seconds=self.call_seconds, budget_seconds=600.0)), close), close
         from autograder.sandbox import SandboxChannel
         from autograder.student import Student
 

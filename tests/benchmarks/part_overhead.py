@@ -27,6 +27,7 @@ from autograder.core.served import served_names  # noqa: E402
 from autograder.core.session import sandbox_backend  # noqa: E402
 from autograder.core.submission import read_submission  # noqa: E402
 from autograder.core.worker import WorkerSettings, start_zygote  # noqa: E402
+from autograder.isolation.limits import Limits  # noqa: E402
 from autograder.isolation.proxy import Clock, Student, StudentError  # noqa: E402
 
 
@@ -35,7 +36,7 @@ def one_part(backend, shared, submission, part: str) -> float:
     served sent, one name read back, the process ended."""
     start = time.perf_counter()
     channel, close = backend.open_channel(shared)
-    student = Student(channel, Clock(10.0, 600.0), close)
+    student = Student(channel, Clock(Limits(call_seconds=10.0, budget_seconds=600.0)), close)
     try:
         student.load(submission.cells_for(part), served_names(part, backend.reference, lambda: student.deadline))
         names = assignment.part(part).names

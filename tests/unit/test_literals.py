@@ -4,6 +4,7 @@ with the same cells."""
 from __future__ import annotations
 
 from autograder.isolation import protocol, wire
+from autograder.isolation.limits import Limits
 from autograder.isolation.literals import LiteralChannel, literal_values
 from autograder.isolation.proxy import Clock, Student, StudentError
 
@@ -56,7 +57,7 @@ def _student(values: dict) -> tuple[Student, list[Recording]]:
         return opened[-1], opened[-1].close
 
     channel = LiteralChannel(values, open_channel)
-    student = Student(channel, Clock(10, 100), channel.close)
+    student = Student(channel, Clock(Limits(call_seconds=10, budget_seconds=100)), channel.close)
     student.load(QUIZ)
     return student, opened
 

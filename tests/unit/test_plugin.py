@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from autograder.core import plugin as plugin_module
 from autograder.core.plugin import Current, GradingPlugin
+from autograder.isolation.limits import Limits
 from autograder.isolation.proxy import Clock, InProcessChannel, Student
 
 SUBMISSION = """
@@ -53,7 +54,7 @@ def test_seeded(student, gen):
 def run(pytester, grader: str = GRADER, seed: str = "s\\0ada") -> tuple[Current, list]:
     seen: list = []
     plugin = GradingPlugin()
-    clock = Clock(call_seconds=10, budget_seconds=60)
+    clock = Clock(Limits(call_seconds=10, budget_seconds=60))
 
     def open_student(part: str) -> Student:
         student = Student(InProcessChannel(), clock)

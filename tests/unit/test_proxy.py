@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autograder.isolation import protocol, wire
+from autograder.isolation.limits import Limits
 from autograder.isolation.proxy import Clock, InProcessChannel, Seen, ServedError, Student, StudentError
 
 
@@ -26,7 +27,7 @@ class Scripted:
 @pytest.mark.parametrize("kind, says", [(protocol.TIMEOUT, "timed out"), (protocol.MEMORY, "ran out of memory")])
 def test_a_name_whose_call_timed_out_or_ran_out_of_memory_is_not_called_again(kind, says):
     channel = Scripted(kind, "stopped")
-    student = Student(channel, Clock(call_seconds=5, budget_seconds=100))
+    student = Student(channel, Clock(Limits(call_seconds=5, budget_seconds=100)))
     with pytest.raises(StudentError):
         student.call("costly")
     with pytest.raises(StudentError) as again:
@@ -39,7 +40,7 @@ def test_a_name_whose_call_timed_out_or_ran_out_of_memory_is_not_called_again(ki
 
 
 def test_code_whose_loading_timed_out_is_not_loaded_again_by_any_part():
-    clock = Clock(call_seconds=5, budget_seconds=100)
+    clock = Clock(Limits(call_seconds=5, budget_seconds=100))
     first = Student(Scripted(protocol.TIMEOUT, "stopped"), clock)
     first.load([("cell", "while True: pass")])
     second_channel = Scripted()
@@ -52,7 +53,7 @@ def test_code_whose_loading_timed_out_is_not_loaded_again_by_any_part():
 
 def test_once_the_budget_is_spent_no_call_is_made():
     channel = Scripted()
-    student = Student(channel, Clock(call_seconds=5, budget_seconds=0))
+    student = Student(channel, Clock(Limits(call_seconds=5, budget_seconds=0)))
     with pytest.raises(StudentError) as error:
         student.call("f")
     assert channel.requests == [] and error.value.kind == protocol.BUDGET and "Not run" in error.value.message
@@ -60,13 +61,13 @@ def test_once_the_budget_is_spent_no_call_is_made():
 
 def test_a_call_gets_at_most_what_is_left_of_the_budget():
     channel = Scripted()
-    Student(channel, Clock(call_seconds=60, budget_seconds=3)).call("f")
+    Student(channel, Clock(Limits(call_seconds=60, budget_seconds=3))).call("f")
     assert 0 < channel.requests[0][1] <= 3
 
 
 def test_a_reply_that_claims_a_breach_is_only_that_call_s_failure():
     """What a sandbox says is data: an error of any kind it names is its own call's failure."""
-    student = Student(Scripted("breach", "the reference can be read"), Clock(5, 100))
+    student = Student(Scripted("breach", "the reference can be read"), Clock(Limits(call_seconds=5, budget_seconds=100)))
     with pytest.raises(StudentError) as error:
         student.call("f")
     assert error.value.kind == "breach"  # nothing else: no exception the grader would stop on
@@ -74,7 +75,7 @@ def test_a_reply_that_claims_a_breach_is_only_that_call_s_failure():
 
 def test_remote_callables_run_in_the_grader_and_count_replies():
     seen = []
-    student = Student(InProcessChannel(), Clock(5, 100))
+    student = Student(InProcessChannel(), Clock(Limits(call_seconds=5, budget_seconds=100)))
     student.load([("cell", "def twice(fn, x):\n    fn(x)\n    fn(x)\n    return 'done'\n")])
     import torch
 
@@ -90,7 +91,7 @@ def test_served_names_answer_the_submission_s_calls_and_raise_what_the_grader_ra
             raise ServedError("ValueError", "negative")
         return args[0] * 2
 
-    student = Student(InProcessChannel(), Clock(5, 100))
+    student = Student(InProcessChannel(), Clock(Limits(call_seconds=5, budget_seconds=100)))
     student.load([("cell", "def use(x):\n    try:\n        return helper(x)\n    except ValueError as e:\n"
                            "        return 'caught ' + str(e)\n")], [("helper", "function", serve)])
     assert student.call("use", 21) == 42
@@ -98,7 +99,7 @@ def test_served_names_answer_the_submission_s_calls_and_raise_what_the_grader_ra
 
 
 def test_a_served_function_carries_nothing_that_tells_it_apart():
-    student = Student(InProcessChannel(), Clock(5, 100))
+    student = Student(InProcessChannel(), Clock(Limits(call_seconds=5, budget_seconds=100)))
     student.load([("cell", "def describe(fn):\n    return [fn.__name__, fn.__qualname__, fn.__module__, fn.__doc__, "
                            "repr(fn), type(fn).__name__]\n")])
     first = student.call("describe", student.remote(lambda *a: 1, values=True))
@@ -107,7 +108,7 @@ def test_a_served_function_carries_nothing_that_tells_it_apart():
 
 
 def test_a_forged_or_malformed_callback_fails_only_the_call_that_made_it():
-    student = Student(InProcessChannel(), Clock(5, 100))
+    student = Student(InProcessChannel(), Clock(Limits(call_seconds=5, budget_seconds=100)))
     served = student.remote(lambda call: None)
     for message in ({"handle": 12345, "method": "seen", "args": [{}], "kwargs": {}},  # a handle never given
                     {"handle": "x"}, {"handle": None, "method": 5},
@@ -139,7 +140,7 @@ def test_after_the_first_timeout_later_calls_get_a_short_leash_and_one_more_limi
             return wire.encode(protocol.ok(1))
 
     channel = TimesOutOnce()
-    clock = Clock(call_seconds=10, budget_seconds=600, leash_seconds=4)
+    clock = Clock(Limits(call_seconds=10, budget_seconds=600, leash_seconds=4))
     student = Student(channel, clock)
     with pytest.raises(StudentError) as first:
         student.call("loops")

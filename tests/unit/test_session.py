@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.core.session import Job, TimeLimits, grade_all, in_process_backend
+from autograder.core.session import Job, grade_all, in_process_backend
 from autograder.core.submission import read_submission
+from autograder.isolation.limits import Limits
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 
@@ -16,7 +17,7 @@ def test_one_session_grades_each_submission_independently(tmp_path):
     (tmp_path / "zeros.py").write_text(base + "\n\n" + (CORPUS / "buggy" / "masks_fill_zero.py").read_text())
     jobs = [Job(read_submission(tmp_path / name), "secret", ("masks",)) for name in ("good.py", "zeros.py", "good.py")]
     graded = []
-    grade_all(jobs, in_process_backend(), TimeLimits(call_seconds=30, budget_seconds=120), graded.append)
+    grade_all(jobs, in_process_backend(), Limits(call_seconds=30, budget_seconds=120), graded.append)
     first, buggy, again = graded
     assert [g.id for g in graded] == ["good", "zeros", "good"]
     assert first.part_scores()["masks"] == (20.0, 20.0)
@@ -28,7 +29,7 @@ def test_one_session_grades_each_submission_independently(tmp_path):
 def test_only_the_parts_asked_for_are_graded(tmp_path):
     (tmp_path / "good.py").write_text((CORPUS / "base.py").read_text())
     graded = []
-    grade_all([Job(read_submission(tmp_path / "good.py"), "s", ("quiz",))], in_process_backend(), TimeLimits(),
+    grade_all([Job(read_submission(tmp_path / "good.py"), "s", ("quiz",))], in_process_backend(), Limits(),
               graded.append)
     assert set(graded[0].part_scores()) == {"quiz"}
 
@@ -51,7 +52,7 @@ def test_what_fails_on_one_submission_is_its_status_and_the_next_is_graded(tmp_p
     (tmp_path / "good.py").write_text(base)
     graded = []
     grade_all([Job(read_submission(tmp_path / n), "s", ("masks",)) for n in ("breaks.py", "good.py")],
-              in_process_backend(), TimeLimits(call_seconds=30, budget_seconds=120), graded.append)
+              in_process_backend(), Limits(call_seconds=30, budget_seconds=120), graded.append)
     assert [g.id for g in graded] == ["breaks", "good"]
     assert graded[0].error == "the grader failed on this submission (RecursionError)" and not graded[0].checks
     assert graded[1].part_scores()["masks"] == (20.0, 20.0) and not graded[1].error
