@@ -42,6 +42,13 @@ class RunError(Exception):
         self.status = status
 
 
+class RunInterrupted(RunError):
+    """Ctrl-C: what was graded is kept, and the same run again grades the rest."""
+
+    def __init__(self, message: str):
+        super().__init__(message, 130)
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """What a class run is asked to do; every field has the command line's default."""
@@ -121,6 +128,10 @@ def _run(options: RunOptions) -> RunOutcome:
             raise
     except WorkerError as exc:
         raise RunError(str(exc), 3 if "refused" in str(exc) else 1) from None
+    except KeyboardInterrupt:
+        done = len(list(out.glob(f"*/{reports.RESULTS_FILE}")))
+        raise RunInterrupted(f"interrupted: the reports of {done} submission(s) are kept in {out}; run the same "
+                             "command again to grade the rest (what is graded is reused)") from None
     finally:
         pool.close()
     outcome = RunOutcome(graded, kept, weaknesses=set(pool.weaknesses), ready_at=pool.ready_at,

@@ -182,7 +182,7 @@ def gradescope_command(args: argparse.Namespace) -> int:
 
 def grade_command(args: argparse.Namespace, started: float) -> int:
     """`grade`: the options as a RunOptions, the run (classrun.py), then its closing lines."""
-    from .classrun import RunError, RunOptions, closing_lines, run_class
+    from .classrun import RunError, RunInterrupted, RunOptions, closing_lines, run_class
 
     try:
         parts = assignment.parse_parts(args.parts)
@@ -201,6 +201,9 @@ def grade_command(args: argparse.Namespace, started: float) -> int:
         dask=args.dask, dask_security=dask_security, allow_weak=args.allow_weak_sandbox)
     try:
         outcome = run_class(options)
+    except RunInterrupted as exc:
+        print(f"\n{exc}", file=sys.stderr)
+        return exc.status
     except RunError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.status

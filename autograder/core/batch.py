@@ -265,6 +265,8 @@ class LocalPool:
                                 return
                             worker.close()
                             worker = None
+                            if stop.is_set():  # the run is ending (Ctrl-C ended the workers too): no retry
+                                return
                             if attempt == 2:
                                 done.put(GradedSubmission(submission.id, problems=list(submission.problems),
                                                           error=f"the grading worker died twice while grading it ({exc})"))

@@ -148,7 +148,7 @@ def main(fd: int) -> None:
 
     die_with_parent()
     sys.dont_write_bytecode = True
-    interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run stops it; its workers get the default
+    interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run stops it; see `_fork` for its children
     control = socket.socket(fileno=fd)
     import torch  # noqa: F401 - once, for the zygote forked next and for the workers
 
@@ -226,14 +226,20 @@ def _fork_workers(control: socket.socket, plugin: Any, by_part: dict, interrupt:
             return
 
 
+def _end_quietly(signum: int, frame: Any) -> None:
+    """A child's Ctrl-C: it ends at once and says nothing (the run says what is kept and how to finish)."""
+    os._exit(128 + signum)
+
+
 def _fork(control: socket.socket, interrupt: Any, child: Callable[[], None], fds: list[int]) -> int:
-    """Fork a process that runs `child` with the run's SIGINT handling and then ends (it never returns
-    here); the run's line and `fds`, which are the child's now, are closed on this side. The child's pid.
+    """Fork a process that runs `child` and then ends (it never returns here); it ignores SIGINT where the run
+    does, and else ends on it at once; the run's line and `fds`, which are the child's now, are closed on
+    this side. The child's pid.
     What stopped a child is printed on the run's standard error before it ends (`os._exit` would lose it)."""
     pid = os.fork()
     if pid == 0:
         control.close()
-        signal.signal(signal.SIGINT, interrupt)
+        signal.signal(signal.SIGINT, signal.SIG_IGN if interrupt == signal.SIG_IGN else _end_quietly)
         status = 1
         try:
             child()
