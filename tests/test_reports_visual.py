@@ -28,6 +28,8 @@ from tests.test_reports_figures import cell_colors, cells_of_runs, grid_panels, 
 from autograder.core import figures
 from autograder.reports.figures import FALSE_COLOR, TRUE_COLOR
 
+pytestmark = pytest.mark.slow  # grading runs through `python -m autograder`, and Chromium
+
 CORPUS = Path(__file__).parent / "corpus"
 BROWSER = Path(__file__).parent / "browser"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
