@@ -289,7 +289,7 @@ def test_both_pages_in_chromium(run, tmp_path):
     T = int(re.search(r"causal_mask\((\d+)", figure["caption"]).group(1))
     image = Image.open(pages[0]["shot"]).convert("RGB")
     colors = []
-    for x, y, width, height in figure["images"]:
+    for x, y, width, _height in figure["images"]:
         size = width / T
         colors.append(image.getpixel((int(x + 1.5 * size), int(y + 0.5 * size))))  # cell (0, 1)
         edge = image.getpixel((int(x + size), int(y + 0.5 * size)))  # its left edge: the outline
