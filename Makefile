@@ -1,10 +1,10 @@
-# Two commands do all the set-up: `make demo` and `make test`.
+# Two commands do all the set-up: `make demo` and `make test`; `make check` is the fast tier (CONTRIBUTING.md).
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test demo release clean
+.PHONY: venv check test demo release clean
 
 venv: $(STAMP)
 
@@ -17,7 +17,14 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-# Test files run on every core (pytest-xdist), each file in one worker; nothing writes __pycache__.
+# The fast tier, well under two minutes: ruff over the project's Python (pyproject.toml says what), then the
+# unit and reference tests on every core. Issue 48 adds the docs build here.
+check: venv
+	$(VENV)/bin/ruff check --quiet
+	PYTHONDONTWRITEBYTECODE=1 $(PY) -m pytest -q -n auto -m "not slow" tests/unit tests/reference
+
+# Everything (about 14 minutes): test files run on every core (pytest-xdist), each file in one worker;
+# nothing writes __pycache__.
 test: venv
 	PYTHONDONTWRITEBYTECODE=1 $(PY) -m pytest -q -n auto --dist loadfile
 

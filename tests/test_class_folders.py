@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # grading runs through `python -m autograder`
+
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions" / "attention"
 BASE = ROOT / "tests" / "corpus" / "base.py"
@@ -164,7 +166,6 @@ def test_one_students_folder_is_still_one_row(tmp_path, full_marks):
     assert f"{bob}: 2 modules and no notebook (helpers.py, solution.py), graded as one student's code" in run.stderr
 
 
-@pytest.mark.slow
 def test_a_dask_cluster_grades_the_students_split_from_a_path(tmp_path, full_marks):
     right, wrong = full_marks
     canvas = notebooks(tmp_path / "canvas", "attention", prefix="smithjohn_12345_678_")

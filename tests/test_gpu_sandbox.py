@@ -19,7 +19,8 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 BASE = ROOT / "tests" / "corpus" / "base.py"
 
-pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
+pytestmark = [pytest.mark.cuda, pytest.mark.slow,  # grading runs through `python -m autograder`
+              pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
 
 
 def _grade(tmp_path: Path, name: str, patch: str, parts: str) -> dict:

@@ -21,6 +21,8 @@ import torch
 
 from tools.demo import stubbed
 
+pytestmark = pytest.mark.slow  # three runs of `python -m autograder grade` over the whole corpus
+
 CORPUS = Path(__file__).parent / "corpus"
 PARTS = ("masks", "scaling", "heads", "positions", "timing", "tiles")
 

@@ -28,6 +28,8 @@ from autograder.core.results import CheckResult, GradedSubmission
 from autograder.reports import lms
 from autograder.reports.table import grades_csv
 
+pytestmark = pytest.mark.slow  # nbgrader's gradebook, and a real nbgrader course through `python -m autograder export`
+
 PARTS = assignment.PART_NAMES
 N = len(PARTS)
 POINTS = 10  # every part out of 10 in the small class below
@@ -415,7 +417,6 @@ c.AssignLatePenalties.plugin_class = OnePointPerHourLate
 '''
 
 
-@pytest.mark.slow
 def test_a_real_course_with_a_late_submission(tmp_path):
     """Three demo students through nbgrader (generate, release, fetch, submit, collect), a due date,
     cleo's submission 2 h 10 min after it (a point off each of her two notebooks per hour), our grader

@@ -408,7 +408,7 @@ def test_demo_students_write_valid_python():
     for another reason than the mistake)."""
     solutions = C.solution_answers()
     for s in demo.roster():
-        for notebook, cells in s.student.work(solutions).items():
+        for _notebook, cells in s.student.work(solutions).items():
             for grade_id, code in cells.items():
                 compile(code, f"{s.name}:{grade_id}", "exec")
     cell, code = C.with_patch("x", "", "timing_mean").answers.popitem()

@@ -25,6 +25,8 @@ from autograder.isolation.proxy import Clock, Student
 from autograder.isolation.sandbox import Loads, SandboxChannel, Zygote
 from autograder.isolation.server import OFFERED_PACKAGES, missing_module_message
 
+pytestmark = pytest.mark.slow  # a grading run through `python -m autograder`
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
 PARTS = ("masks", "scaling", "heads")
@@ -91,7 +93,6 @@ def test_the_offered_packages_are_the_projects_dependencies():
     assert set(OFFERED_PACKAGES) <= locked, set(OFFERED_PACKAGES) - locked
 
 
-@pytest.mark.slow
 def test_a_module_that_imports_einops_earns_full_marks(graded):
     """The corpus's einops variant, its import at the top: without einops in the sandbox it scores 0 in every part."""
     results = graded["einops_at_the_top"]
@@ -99,13 +100,11 @@ def test_a_module_that_imports_einops_earns_full_marks(graded):
     assert set(_scores(results)) == set(PARTS)
 
 
-@pytest.mark.slow
 def test_every_offered_package_is_importable_in_the_sandbox(graded):
     results = graded["every_offered_package"]
     assert _full_marks(results), [t["output"] for t in _failed(results)][:2]
 
 
-@pytest.mark.slow
 def test_an_import_of_a_missing_package_is_one_message_naming_it_in_every_check(graded):
     results = graded["missing_at_the_top"]
     assert all(got == 0 for got, _ in _scores(results).values()), _scores(results)
@@ -116,7 +115,6 @@ def test_an_import_of_a_missing_package_is_one_message_naming_it_in_every_check(
     assert "`flash_attn_not_offered`, which the grading environment does not have; it offers torch, numpy, einops" in message
 
 
-@pytest.mark.slow
 def test_an_import_in_one_function_costs_only_the_checks_that_call_it(graded):
     """attention_scores imports the missing package when called: the scaling checks that call it fail naming
     the package; masks and heads (graded with the reference's attention_scores) keep full marks."""
@@ -128,7 +126,6 @@ def test_an_import_in_one_function_costs_only_the_checks_that_call_it(graded):
         [t["output"] for t in failed][:2]
 
 
-@pytest.mark.slow
 def test_a_torch_compile_variant_earns_full_marks(graded):
     """Compiled for real, the first call fails in the sandbox (CppCompileError building inductor's precompiled
     header) and its check named an unrelated mistake; run as written it is correct."""
@@ -136,7 +133,6 @@ def test_a_torch_compile_variant_earns_full_marks(graded):
     assert _full_marks(results), [t["output"][:600] for t in _failed(results)][:2]
 
 
-@pytest.mark.slow
 def test_torch_compile_returns_the_function_itself_in_a_sandbox():
     """The sandbox compiles nothing: torch.compile hands back what it was given (a function, a module)."""
     zygote = Zygote(Limits(call_seconds=30), [], public_files(), setup_imports())

@@ -36,6 +36,8 @@ import pytest
 from tools import release as rel
 from tools.course import make_course_root
 
+pytestmark = pytest.mark.slow  # nbgrader builds the release and runs its notebooks
+
 ROOT = rel.ROOT
 ASSIGNMENT = rel.ASSIGNMENT
 SOURCE = ROOT / "assignments" / ASSIGNMENT
@@ -771,7 +773,6 @@ def study_notebook(runs: int):
     return nbformat.v4.new_notebook(cells=cells, metadata=nb.metadata)
 
 
-@pytest.mark.slow
 def test_timing_study_slope_stays_in_the_promised_band_run_after_run(jupyter_dir, tmp_path):
     text = "\n".join(c.source for c in read(SOURCE / "attention.ipynb").cells if c.cell_type == "markdown")
     assert "slopes between about %.1f and %.1f are common" % PROMISED_SLOPES in " ".join(text.split())
@@ -835,7 +836,6 @@ def run_shell(script: str, cwd: Path, env: dict[str, str]) -> str:
     return proc.stdout + proc.stderr
 
 
-@pytest.mark.slow
 def test_readme_instructor_commands_work_as_written(tmp_path):
     """A course folder set up as the README says (its own nbgrader_config.py
     with a course id and an exchange, the project's .venv beside it), then the

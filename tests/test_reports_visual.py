@@ -28,6 +28,8 @@ from tests.test_reports_figures import cell_colors, cells_of_runs, grid_panels, 
 from autograder.core import figures
 from autograder.reports.figures import FALSE_COLOR, TRUE_COLOR
 
+pytestmark = pytest.mark.slow  # grading runs through `python -m autograder`, and Chromium
+
 CORPUS = Path(__file__).parent / "corpus"
 BROWSER = Path(__file__).parent / "browser"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -287,7 +289,7 @@ def test_both_pages_in_chromium(run, tmp_path):
     T = int(re.search(r"causal_mask\((\d+)", figure["caption"]).group(1))
     image = Image.open(pages[0]["shot"]).convert("RGB")
     colors = []
-    for x, y, width, height in figure["images"]:
+    for x, y, width, _height in figure["images"]:
         size = width / T
         colors.append(image.getpixel((int(x + 1.5 * size), int(y + 0.5 * size))))  # cell (0, 1)
         edge = image.getpixel((int(x + size), int(y + 0.5 * size)))  # its left edge: the outline

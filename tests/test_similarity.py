@@ -20,6 +20,8 @@ from autograder.core.submission import read_submission
 from autograder.reports import CLASS_REPORT_FILE, classreport, find_similar_or_why, similarity, write_class
 from autograder.reports.similarity import DEFAULT_THRESHOLD, NOTE, find_similar
 
+pytestmark = pytest.mark.slow  # copydetect over the corpus in fresh processes, and a run of `python -m autograder`
+
 NAMES = sc.assignment_names()
 CODE_PARTS = similarity.code_parts()
 
@@ -200,7 +202,6 @@ def test_the_page_shows_the_students_code_escaped(tmp_path):
     assert not re.search(r"<[a-z]+\s[^>]*(src|href)=['\"]?(https?:|//)", page) and "<mark>" in section  # nothing fetched
 
 
-@pytest.mark.slow
 def test_the_class_report_of_a_run(tmp_path):
     """Graded through the command line (one part, to be quick): the section names the copied pair, its
     scores and its matching regions side by side, and not the honest pairs; a later run that keeps

@@ -220,7 +220,7 @@ def _fork_workers(control: socket.socket, plugin: Any, by_part: dict, interrupt:
         def grade() -> None:
             from .worker import forked_main
 
-            forked_main(fds[0], fds[1], plugin, by_part)
+            forked_main(fds[0], fds[1], plugin, by_part)  # noqa: B023 - run by the child _fork makes now
 
         if not _answer(control, _fork(control, interrupt, grade, fds)):
             return

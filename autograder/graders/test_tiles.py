@@ -517,9 +517,9 @@ def test_tiled_values(student, gen, device):
        "query's key, and T_q > T_k)", points=2)
 def test_tiled_causal(student, gen, device):
     block_size = draw(gen, 3, 5)[0]
-    T_q = block_size * draw(gen, 2, 3)[0] + 1  # a block starts at key T_q - 1: the last query needs it
+    T = block_size * draw(gen, 2, 3)[0] + 1  # a block starts at key T - 1: the last query needs it
     _, _, d, d_v = _sizes(gen)
-    for T_q, T_k in ((T_q, T_q + 2 * block_size + 2), (T_q + 6, T_q - 2)):
+    for T_q, T_k in ((T, T + 2 * block_size + 2), (T + 6, T - 2)):
         q, k, v = _qkv(gen, T_q, T_k, d, d_v)
         got, checked = _tiled_attention(student, device, q, k, v, block_size, causal=True)
         _expect_attention(got, q, k, v, block_size, True, checked, device)

@@ -341,8 +341,9 @@ class LoadedSandbox:
                     self._start(self._reload_limit(seconds), on_callback)
                 except _Lost:
                     self.close()
-                    raise _Lost(protocol.CRASH, "After a crash or a timeout, your code could not be loaded again "
-                                                f"within {self._reload_limit(seconds):.3g} s, so nothing more of it runs.")
+                    told = ("After a crash or a timeout, your code could not be loaded again within "
+                            f"{self._reload_limit(seconds):.3g} s, so nothing more of it runs.")
+                    raise _Lost(protocol.CRASH, told) from None
             try:
                 return self._fork_child(alone_with)
             except _Lost:
@@ -501,7 +502,7 @@ class Loads:
     @property
     def busy_seconds(self) -> float:
         """How much later than their limits the submission's requests ended, for a busy machine (Deadline)."""
-        return self.parts_busy_seconds + self._closed_busy_seconds + sum(l.busy_seconds for l in self._loaded.values())
+        return self.parts_busy_seconds + self._closed_busy_seconds + sum(s.busy_seconds for s in self._loaded.values())
 
     def get(self, load_request: bytes) -> LoadedSandbox:
         if load_request not in self._loaded:

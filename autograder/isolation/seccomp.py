@@ -85,7 +85,7 @@ def program(machine: str, denied_names: tuple[str, ...] = DENIED, unsupported: t
     allow, eperm, enosys, kill = (len(head) + i for i in range(4))
     code = []
     for i, op in enumerate(head):
-        to = lambda target: target - i - 1  # noqa: E731
+        to = lambda target: target - i - 1  # noqa: E731, B023 - called within this iteration only
         if op[0] == "arch":
             code.append((JEQ_K, 0, to(kill), AUDIT_ARCH[machine]))
         elif op[0] == "jge":

@@ -390,8 +390,8 @@ def _regions(prints_a: list, prints_b: list, pieces_a: Sequence[str], pieces_b: 
     starts_a, starts_b = _starts(pieces_a), _starts(pieces_b)
     spans_a: list[tuple[int, int]] = []
     spans_b: list[tuple[int, int]] = []
-    for x, fx, ox in zip(pieces_a, prints_a, starts_a):
-        for y, fy, oy in zip(pieces_b, prints_b, starts_b):
+    for _x, fx, ox in zip(pieces_a, prints_a, starts_a):
+        for _y, fy, oy in zip(pieces_b, prints_b, starts_b):
             if fx.hashes & fy.hashes:
                 _, _, (sx, sy) = compare_files(fx, fy)
                 spans_a += [(ox + s, ox + e) for s, e in _spans(sx)]

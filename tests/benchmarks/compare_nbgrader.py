@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tools.bench import main  # noqa: E402
+from tools.bench import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import importlib
 import json
+from pathlib import Path
 
 import pytest
 
 from autograder import assignment, quiz
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # The grader modules' markers (check, waits) are registered by their own plugin, not in this session.
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
@@ -36,8 +39,8 @@ def test_each_part_has_a_grade_cell_worth_its_checks(part):
     grade_cells = [c for c in release_cells(part.notebook) if assignment.is_grade_cell(c)]
     cell = next((c for c in grade_cells if assignment.nbgrader_metadata(c)["grade_id"] == part.grade_cell), None)
     assert cell is not None, f"{part.notebook}.ipynb has no grade cell {part.grade_cell}"
-    # a quiz the course does not count is released worth nothing (nbgrader's totals then leave it out)
-    counted = part.name != quiz.PART or quiz.quiz_counting(None, assignment.CHECKOUT_ROOT).counts
+    # A quiz that does not count (the self-check default) is released worth 0 points (quizrelease.without_points).
+    counted = part.name != quiz.PART or quiz.quiz_counting(None, ROOT).counts
     assert assignment.nbgrader_metadata(cell)["points"] == (grader_points(part) if counted else 0)
 
 
