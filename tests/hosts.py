@@ -8,8 +8,11 @@ runs COMMAND as it would run on HOST:
   like Docker's default profile (no new namespaces, no mounts, no keyring), and the cgroup file system
   read-only, as Docker mounts it;
 - `user`: an ordinary user (uid 1000, as a Kubernetes pod runs JupyterHub) with no capability and no
-  user namespaces, for whom Python is readable (root's private home is made traversable for it, in a
-  mount namespace of the launcher's own: the host's files are not changed);
+  user namespaces, for whom Python, its environment and the checkout are readable, as they would be on
+  such a host: root's private home, and every folder above (or being) one of them that others may not
+  pass (a checkout cloned into `mktemp -d`), are opened for it in a mount namespace of the launcher's own
+  (the host's files are not changed). Where their files themselves are their owner's alone (a umask of
+  077), `available` says so and the host is skipped;
 - `nolandlock`: `docker` on a kernel without Landlock (its system calls fail with ENOSYS);
 - `runc`: a real container, started by runc (Debian's) from an OCI spec with Docker's defaults: its own
   PID, mount, network, IPC and UTS namespaces, Docker's default capabilities (no CAP_SYS_ADMIN), a
@@ -60,8 +63,10 @@ def available(host: str) -> str:
         return "emulating another host needs root"
     if os.uname().machine not in seccomp.SYSCALL_NUMBERS:
         return f"no seccomp filter for {os.uname().machine}"
-    if host == "user" and not _user_can_reach(sys.executable):
-        return "Python lies where an ordinary user cannot reach it, even with root's home made traversable"
+    if host == "user":
+        why = _user_cannot_read()
+        if why:
+            return why
     if host == "runc" and not shutil.which("runc"):
         return "no runc (Debian's package runc)"
     return ""
@@ -81,14 +86,59 @@ def command(host: str, argv: list[str], cpu: float | None = None, memory: str | 
     return [sys.executable, str(Path(__file__).resolve()), host, *limits, "--", *argv]
 
 
-def _user_can_reach(path: str) -> bool:
-    """Whether every folder above `path`, but root's home, lets others through."""
-    for parent in Path(os.path.realpath(path)).parents:
-        if parent == Path("/root"):
-            continue
-        if not os.stat(parent).st_mode & 0o001:
-            return False
-    return True
+def _installs() -> list[Path]:
+    """What the ordinary user's grader runs from: the checkout, the environment, the Python under it and any
+    other folder its imports come from (a .pth file's), each the outermost of them that holds it."""
+    found = {Path(os.path.realpath(p)) for p in (ROOT, sys.prefix, sys.base_prefix, *sys.path) if p and os.path.isdir(p)}
+    return sorted(f for f in found if not any(o != f and o in f.parents for o in found))
+
+
+def _closed_folders(installs: list[Path] | None = None) -> dict[Path, int]:
+    """The folders the `user` host opens, outer first, each with the mode it gets: every folder above an
+    install (`_installs()` unless given) that others may not pass through (a checkout cloned into `mktemp -d`),
+    which gets 711 (passed, not listed), and an install that others may not list and pass itself (cloned
+    straight into it), which gets 755. Root's home is always opened (755, as before): the user's home is made
+    in it."""
+    folders = {Path("/root"): 0o755}
+    for install in _installs() if installs is None else installs:
+        for folder in [*reversed(install.parents), install]:
+            needed = 0o005 if folder == install else 0o001
+            if folder not in folders and os.stat(folder).st_mode & needed != needed:
+                folders[folder] = 0o755 if folder == install else 0o711
+    return dict(sorted(folders.items(), key=lambda item: len(item[0].parts)))
+
+
+def _user_cannot_read() -> str:
+    """"" when, with `_closed_folders` opened, an ordinary user can run Python and read its standard library,
+    torch and the grader; else why not (their own files or folders are their owner's alone, as a umask of 077
+    makes them: opening those would no longer be the same install)."""
+    import importlib.util
+
+    wanted = {"Python": (Path(os.path.realpath(os.path.dirname(sys.executable))) / os.path.basename(sys.executable),
+                         0o001),
+              "the real Python": (Path(os.path.realpath(sys.executable)), 0o001),
+              "the standard library": (Path(os.path.realpath(os.__file__)), 0o004)}
+    for module in ("torch", "autograder"):
+        spec = importlib.util.find_spec(module)
+        if spec is not None and spec.origin:
+            wanted[module] = (Path(os.path.realpath(spec.origin)), 0o004)
+    return _unreadable(wanted, _closed_folders())
+
+
+def _unreadable(wanted: dict[str, tuple[Path, int]], opened: dict[Path, int]) -> str:
+    """"" when others have, for each of `wanted` (what: (file, the bits others need on it)), those bits, the
+    folder holding it listed and passed, and every folder above passed, the folders `opened` aside; else why
+    not."""
+    for what, (file, bits) in wanted.items():
+        # the file itself, the folder holding it (listed by imports), then every folder above that is not opened
+        for path, needed in ((file, bits), (file.parent, 0o005), *((p, 0o001) for p in file.parents[1:])):
+            if path in opened:
+                continue
+            mode = os.stat(path).st_mode
+            if mode & needed != needed:
+                return (f"an ordinary user could not read {what} ({file}): {path} is mode {mode & 0o777:o}, closed "
+                        f"to others inside the install (files made under a umask of 077?)")
+    return ""
 
 
 def _make_limits(cpu: float | None, memory: str | None) -> list[Path]:
@@ -166,14 +216,21 @@ def _cgroups_read_only() -> None:
         _mount(None, target, MS_REMOUNT | MS_BIND | MS_RDONLY)
 
 
-def _home_traversable() -> None:
-    """Root's home, traversable for others: a mode-755 folder over it, holding its own entries again."""
-    home = Path("/root")
-    entries = {name: os.open(home / name, os.O_PATH | os.O_CLOEXEC) for name in os.listdir(home)}
-    if _libc.mount(b"tmpfs", b"/root", b"tmpfs", 0, b"mode=755") != 0:
-        raise OSError(ctypes.get_errno(), "mount tmpfs /root")
+def _open_for_others(folder: Path, mode: int) -> None:
+    """`folder` with `mode` for others: a tmpfs over it, holding its own entries again (bound; symbolic links
+    made again). Only this mount namespace sees it: the folder itself is not changed."""
+    links, entries = {}, {}
+    for name in os.listdir(folder):
+        if os.path.islink(folder / name):
+            links[name] = os.readlink(folder / name)
+        else:
+            entries[name] = os.open(folder / name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+    if _libc.mount(b"tmpfs", str(folder).encode(), b"tmpfs", 0, f"mode={mode:o}".encode()) != 0:
+        raise OSError(ctypes.get_errno(), f"mount tmpfs {folder}")
+    for name, target in links.items():
+        os.symlink(target, folder / name)
     for name, fd in entries.items():
-        target = home / name
+        target = folder / name
         if os.path.isdir(f"/proc/self/fd/{fd}"):
             target.mkdir()
         else:
@@ -294,7 +351,9 @@ def main() -> int:
     _private_mounts()
     _cgroups_read_only()
     if args.host == "user":
-        _home_traversable()
+        for folder, mode in _closed_folders().items():  # outer first: an inner one is then found through the outer
+            _open_for_others(folder, mode)
+        os.chdir(os.getcwd())  # the working folder found again through what was opened (it may be one of them)
         home = "/root/.autograder-host-user"  # in the folder just mounted: gone with the launcher
         os.mkdir(home)
         os.chown(home, USER_ID, USER_ID)
