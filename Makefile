@@ -29,5 +29,10 @@ demo: venv
 release: venv
 	$(PY) -m tools.release
 
+# Build the documentation site from docs/ into site/ (mkdocs.yml); any warning fails the build.
+.PHONY: docs
+docs: venv
+	$(PY) -m mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site
