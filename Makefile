@@ -4,22 +4,22 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv check test demo release clean
+.PHONY: venv check test demo release docs clean
 
 venv: $(STAMP)
 
 # The lock pins every package (torch 2.13.0 is the CPU build on local disk);
 # pyproject.toml keeps the package's own ranges loose.
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock requirements-dev.lock pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet -r requirements.lock -r requirements-dev.lock
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
-# The fast tier, well under two minutes: ruff over the project's Python (pyproject.toml says what), then the
-# unit and reference tests on every core. Issue 48 adds the docs build here.
-check: venv
+# The fast tier, well under two minutes: ruff over the project's Python (pyproject.toml says what), the
+# documentation site built strictly, then the unit and reference tests on every core.
+check: venv docs
 	$(VENV)/bin/ruff check --quiet
 	PYTHONDONTWRITEBYTECODE=1 $(PY) -m pytest -q -n auto -m "not slow" tests/unit tests/reference
 
@@ -36,5 +36,9 @@ demo: venv
 release: venv
 	$(PY) -m tools.release
 
+# Build the documentation site from docs/ into site/ (mkdocs.yml); any warning fails the build.
+docs: venv
+	$(PY) -m mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache site

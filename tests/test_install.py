@@ -1,4 +1,4 @@
-"""The package installed normally grades as the README's Gradescope recipe does, and stays safe there.
+"""The package installed normally grades as the Gradescope recipe (docs/gradescope.md) does, and stays safe there.
 
 A wheel of the project in a fresh environment (tests/adversarial/installed.py), then, as run_autograder does:
 

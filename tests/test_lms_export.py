@@ -435,7 +435,7 @@ def test_a_real_course_with_a_late_submission(tmp_path):
     proc = C.grade_course(course, tmp_path / "reports", "--secret", "lms")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
-    people = roster(tmp_path, [  # the README's example
+    people = roster(tmp_path, [  # the example of docs/lms.md
         {"id": "ada", "name": "Lovelace, Ada", "canvas_id": "1001", "sis_user_id": "S2024001", "section": "A"},
         {"id": "cleo", "name": "Cleo Patel", "canvas_id": "1003", "sis_user_id": "S2024003", "section": "A"},
         {"id": "hana", "name": "Hana Sato", "canvas_id": "1008", "sis_user_id": "S2024008", "section": "B"}])
@@ -450,8 +450,8 @@ def test_a_real_course_with_a_late_submission(tmp_path):
                           cwd=course.root, env=course.env(), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     print(canvas.read_text(), moodle.read_text(), sep="\n")  # shown with -s
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Grades into Canvas or Moodle"):]
+    page = (Path(__file__).resolve().parents[1] / "docs" / "lms.md").read_text(encoding="utf-8")
+    section = page[page.index("\n## Example\n"):]
     examples = re.findall(r"^```csv\n(.*?)^```", section, flags=re.S | re.M)[:2]
     assert examples == [unix(canvas.read_bytes().decode()), unix(moodle.read_bytes().decode())]  # as written there
 

@@ -540,7 +540,7 @@ def test_summaries_are_silent_while_nbgrader_autogrades(monkeypatch, capsys):
 def test_quiz_digests_are_those_of_the_hidden_key():
     """The self-check quizcheck.py's digests are generated from the key (sha256 of "<id>:<letter>:<SALT>"),
     one per question, and every question has an explanation of each option; in assignments/ it has none."""
-    assert rel.quiz_build().mode == "self-check"  # the committed release's mode (README, nbgrader_config.py)
+    assert rel.quiz_build().mode == "self-check"  # the committed release's mode (docs/quiz.md, nbgrader_config.py)
     source = load_helper("quizcheck", SOURCE)
     assert (source.MODE, source.QUESTIONS, source.ANSWER_HASHES, source.EXPLANATIONS) == ("counted", (), {}, {})
     quizcheck = quizcheck_module()
@@ -792,7 +792,10 @@ def test_timing_study_slope_stays_in_the_promised_band_run_after_run(jupyter_dir
 
 
 README = ROOT / "README.md"
-ACTIVATE = ". .venv/bin/activate"
+INSTRUCTORS = "For instructors: a course in five steps"
+COURSE_FOLDER = "attention-course"  # the README's course folder, in the instructor's home
+# The project's environment: the checkout's, or (run from another worktree) the one running these tests.
+VENV = ROOT / ".venv" if (ROOT / ".venv").is_dir() else Path(sys.prefix)
 
 
 def readme_section(title: str) -> str:
@@ -806,14 +809,14 @@ def shell_blocks(markdown: str) -> list[str]:
     return re.findall(r"^```sh\n(.*?)^```", markdown, flags=re.S | re.M)
 
 
-def instructor_blocks() -> tuple[str, str, str]:
-    """The README's activation line, its commands before the students' work and after the deadline."""
-    blocks = shell_blocks(readme_section("For instructors: the whole workflow"))
-    activation = [b for b in blocks if b.startswith(ACTIVATE)]
-    before = [b for b in blocks if "nbgrader release_assignment attention" in b]
-    after = [b for b in blocks if "nbgrader collect attention" in b]
-    assert len(activation) == len(before) == len(after) == 1, blocks
-    return activation[0], before[0], after[0]
+def instructor_steps() -> list[str]:
+    """The README's five steps for instructors, one command block each, in order."""
+    steps = shell_blocks(readme_section(INSTRUCTORS))
+    assert len(steps) == 5, steps
+    assert steps[0].startswith("make venv\n"), steps[0]
+    assert "nbgrader release_assignment attention" in steps[1], steps[1]
+    assert "nbgrader collect attention" in steps[2], steps[2]
+    return steps
 
 
 def fresh_shell(home: Path, user: str) -> dict[str, str]:
@@ -836,34 +839,55 @@ def run_shell(script: str, cwd: Path, env: dict[str, str]) -> str:
     return proc.stdout + proc.stderr
 
 
+def checkout_with_venv(folder: Path) -> Path:
+    """What the README's first step reads of this repository: nbgrader_config.py, assignments/ and a made
+    .venv (its `make venv` has nothing to do there: this Makefile's venv target stands in for the real one,
+    which would find the environment up to date)."""
+    folder.mkdir(parents=True)
+    shutil.copy2(ROOT / "nbgrader_config.py", folder / "nbgrader_config.py")
+    shutil.copytree(ROOT / "assignments", folder / "assignments", ignore=rel.ignore_files)
+    (folder / ".venv").symlink_to(VENV)
+    (folder / "Makefile").write_text("venv:\n\t@echo the environment is made\n")
+    return folder
+
+
 def test_readme_instructor_commands_work_as_written(tmp_path):
-    """A course folder set up as the README says (its own nbgrader_config.py
-    with a course id and an exchange, the project's .venv beside it), then the
-    README's blocks, run as written in a shell that has never seen the venv,
-    with one student fetching and submitting in between."""
-    activation, before, after = instructor_blocks()
+    """The README's five steps, each block run as written in a fresh shell that has never seen the venv:
+    step 1 in a checkout (nbgrader_config.py and assignments/ copied from this one), steps 2 to 5 from the
+    instructor's home, with one student fetching and submitting after step 2."""
+    steps = instructor_steps()
     students = readme_section("For students")
     student_commands = ["nbgrader fetch_assignment attention", "nbgrader submit attention"]
     assert all(f"`{command}`" in students for command in student_commands)
 
-    course = make_course(tmp_path / "course")  # nbgrader_config.py with a course id and an exchange
-    exchange = course / "exchange"
-    (course / ".venv").symlink_to(ROOT / ".venv")
-    run_shell(activation + before, course, fresh_shell(tmp_path / "instructor", "teacher"))
+    teacher = tmp_path / "teacher"
+    run_shell(steps[0], checkout_with_venv(tmp_path / "checkout"), fresh_shell(teacher, "teacher"))
+    course = teacher / COURSE_FOLDER
+    config = (course / "nbgrader_config.py").read_text(encoding="utf-8")
+    course_id = re.search(r"^c\.CourseDirectory\.course_id = \"(.+?)\"", config, re.M).group(1)
+    exchange = Path(re.search(r"^c\.Exchange\.root = \"(.+?)\"", config, re.M).group(1))
+    assert exchange.is_dir() and exchange.is_relative_to(teacher), exchange
+    secret = course / "secret.txt"
+    assert len(secret.read_text().strip()) == 32 and secret.stat().st_mode & 0o077 == 0
+    run_shell(steps[0], tmp_path / "checkout", fresh_shell(teacher, "teacher"))  # once more: the secret stays
+    assert (course / "secret.txt").read_text() == secret.read_text()
+
+    run_shell(steps[1], teacher, fresh_shell(teacher, "teacher"))
     assert rel.gradebook_notebooks(course) == sorted(Path(n).stem for n in NOTEBOOKS)
 
-    # a student on a JupyterHub, whose nbgrader knows the course and the exchange
+    # a student on the same machine, whose nbgrader knows the course and the exchange
     home = tmp_path / "ada"
     env = fresh_shell(home, "ada")
     (home / "nbgrader_config.py").write_text("\n".join([
         "c = get_config()",
-        "c.CourseDirectory.course_id = 'attention-course'",
+        f"c.CourseDirectory.course_id = {course_id!r}",
         f"c.Exchange.root = {str(exchange)!r}",
         "c.CourseDirectory.student_id = 'ada'  # on a hub, the student's own login name",
     ]) + "\n")
-    run_shell(f". {ROOT / '.venv' / 'bin' / 'activate'}\n" + "\n".join(student_commands), home, env)
+    run_shell(f". {VENV / 'bin' / 'activate'}\n" + "\n".join(student_commands), home, env)
 
-    run_shell(activation + after, course, fresh_shell(tmp_path / "instructor", "teacher"))
+    for step in steps[2:]:
+        run_shell(step, teacher, fresh_shell(teacher, "teacher"))
     assert (course / "submitted" / "ada" / ASSIGNMENT / "attention.ipynb").is_file()
     assert (course / "grading" / "ada" / "results.json").is_file()
     assert "ada" in (course / "grades.csv").read_text()

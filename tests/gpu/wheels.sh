@@ -5,13 +5,13 @@
 #
 # every package of requirements.lock but torch (the machine's own CUDA build serves), and but the
 # Jupyter front ends (JupyterLab, Notebook and their widgets) and their translations (babel), which
-# no GPU check starts, and but ruff (the linter of `make check`): for CPython PYTHON_VERSION on x86-64
-# Linux. run_on_device.sh installs only those the machine's Python lacks. Set SKIP to more names (space-separated) to leave out.
+# no GPU check starts: for CPython PYTHON_VERSION on x86-64 Linux. run_on_device.sh installs only
+# those the machine's Python lacks. Set SKIP to more names (space-separated) to leave out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dir=${1:-.whl} version=${2:-3.12}
 skip="torch jupyterlab jupyterlab_server jupyterlab_widgets jupyter-lsp jupyter_builder notebook notebook_shim
-ipywidgets widgetsnbextension babel debugpy ruff ${SKIP:-}"
+ipywidgets widgetsnbextension babel debugpy ${SKIP:-}"
 wanted=$(mktemp)
 trap 'rm -f "$wanted"' EXIT
 pattern=$(printf '%s\n' $skip | sed 's/[-_.]/[-_.]/g; s/.*/^&==/' | paste -sd'|')
