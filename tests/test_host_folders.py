@@ -27,7 +27,7 @@ def _tree(base: Path, modes: dict[str, int]) -> dict[str, Path]:
     """Folders under `base`, each with its mode (outer first), and a module file, mode 644, in the last."""
     base.mkdir(exist_ok=True)
     made = {}
-    for relative, mode in modes.items():
+    for relative in modes:
         folder = base / relative
         folder.mkdir()
         made[relative] = folder
