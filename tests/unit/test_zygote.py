@@ -14,17 +14,25 @@ from collections.abc import Iterator
 import pytest
 
 from autograder.isolation import confinement, inside, zygote
+from autograder.isolation.limits import Limits, SandboxConfig
+from autograder.isolation.policy import View
 from autograder.isolation.protocol import ATTACH, SPAWN
 
 WAIT = 30.0  # seconds any one answer may take on a loaded machine; every wait here ends on an event
+CONFIG = SandboxConfig(Limits(), View((), (), ()))  # what the stubbed sandboxes are given (they use none of it)
 
 
-def _says_its_name(sock: socket.socket, config: dict) -> None:
+def _host(mode: str) -> confinement.Host:
+    """A machine where the zygote has the privilege `mode` and no cgroup tree."""
+    return confinement.Host(mode=mode, real_root=False, pid_namespace=0, cgroups=None, scratch_root=None)
+
+
+def _says_its_name(sock: socket.socket, config: object, host: confinement.Host, name: str) -> None:
     """Stands for inside.serve in a forked sandbox: says the name the zygote gave it, then lives on until its
     asker says it may go (so that its pid is still its own while the test looks at it). Not until the asker
     closes its end: the child holds a copy of that end too, forked with the rest of this process's fds."""
     sock.settimeout(WAIT)
-    sock.sendall(config["name"].encode())
+    sock.sendall(name.encode())
     try:
         sock.recv(1)
     except OSError:
@@ -44,7 +52,7 @@ def owner(stubbed) -> Iterator[tuple[socket.socket, threading.Thread]]:
     """The owner's line to a zygote loop serving in a thread of this process; the loop must end with it."""
     ours, theirs = socket.socketpair()
     ours.settimeout(WAIT)
-    loop = threading.Thread(target=zygote._serve, args=(theirs, {"mode": "", "cgroups": None}, -1), daemon=True)
+    loop = threading.Thread(target=zygote._serve, args=(theirs, CONFIG, _host(""), -1), daemon=True)
     loop.start()
     try:
         yield ours, loop
@@ -160,7 +168,7 @@ def test_a_sandbox_that_cannot_be_forked_is_told_as_pid_minus_one_and_its_socket
     line, asked = socket.socketpair()
     ours, theirs = socket.socketpair()
     try:
-        assert zygote._fork_one(asked, theirs.detach(), {"mode": "", "name": "sandbox-1"}, -1, None) is None
+        assert zygote._fork_one(asked, theirs.detach(), CONFIG, _host(""), "sandbox-1", -1, None) is None
         reply, fds, _, _ = socket.recv_fds(line, 8, 1)
         assert struct.unpack("<q", reply) == (-1,) and fds == []
         assert _closed_by_the_zygote(ours)
@@ -175,7 +183,7 @@ def test_within_a_pid_namespace_the_pid_is_not_told_but_the_pidfd_is(stubbed):
     ours, theirs = socket.socketpair()
     ours.settimeout(WAIT)
     try:
-        pid = zygote._fork_one(asked, theirs.detach(), {"mode": "namespaces", "name": "sandbox-7"}, -1,
+        pid = zygote._fork_one(asked, theirs.detach(), CONFIG, _host("namespaces"), "sandbox-7", -1,
                                zygote.selectors.DefaultSelector())
         reply, fds, _, _ = socket.recv_fds(line, 8, 1)
         assert struct.unpack("<q", reply) == (0,) and len(fds) == 1 and _pidfd_of(fds[0]) == pid
