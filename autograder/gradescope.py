@@ -89,6 +89,12 @@ def build(out: Path, secret_file: Path, settings: Settings, wheels: Path | None 
         raise GradescopeError(f"{secret_file}: cannot read the course secret ({exc.strerror})") from None
     if not secret:
         raise GradescopeError(f"{secret_file} is empty: every student's inputs come from the course secret")
+    found = sorted(p for p in wheels.iterdir() if p.is_file() and p.suffix in (".whl", ".gz", ".zip")) \
+        if wheels is not None and wheels.is_dir() else []
+    if wheels is not None and not found:  # else setup.sh would download every package on Gradescope
+        raise GradescopeError(f"--wheels {wheels}: " + ("no package files (.whl) in it" if wheels.is_dir() else
+                              "no such folder (`pip download -r requirements.lock --only-binary=:all: -d "
+                              f"{wheels}` makes it; or leave --wheels out to install from PyPI on Gradescope)"))
     Visibility(settings.visibility, settings.visible)  # checks the choice
     if settings.quiz_counts is None:
         settings = replace(settings, quiz_counts=quiz.quiz_counting(None, Path.cwd()).counts)
@@ -104,9 +110,8 @@ def build(out: Path, secret_file: Path, settings: Settings, wheels: Path | None 
                 info.external_attr = (0o100755 if name in ("setup.sh", "run_autograder") else 0o100600) << 16
                 archive.writestr(info, text)
             archive.write(wheel, wheel.name)
-            for found in sorted(wheels.glob("*")) if wheels else []:
-                if found.suffix in (".whl", ".gz", ".zip"):
-                    archive.write(found, f"wheels/{found.name}")
+            for path in found:
+                archive.write(path, f"wheels/{path.name}")
             return [f"{i.file_size:>12,}  {i.filename}" for i in archive.infolist()]
 
 
