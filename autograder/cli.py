@@ -99,7 +99,13 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--per-part", action="store_true", help="Moodle: also one column (grade item) per part")
     e.add_argument("--moodle-id", choices=("email", "username", "idnumber"),
                    help="the roster column Moodle identifies users by (default: the first of these the roster has)")
-    e.add_argument("--moodle-out-of", type=float, metavar="N", help="Moodle: the total rescaled to be out of N")
+    out_of = e.add_mutually_exclusive_group()
+    out_of.add_argument("--moodle-out-of", type=float, metavar="N", default=100.0,
+                        help="Moodle: the total rescaled to be out of N (default: 100, the most a default Moodle site "
+                             "accepts: it refuses a whole import with a grade above it)")
+    out_of.add_argument("--moodle-points", dest="moodle_out_of", action="store_const", const=None,
+                        help="Moodle: the total in points, not rescaled (for a site that allows grades above 100, "
+                             "or an assignment out of at most 100)")
     e.add_argument("--skip-unmapped", action="store_true",
                    help="leave out, with a warning, ids the roster lacks (default: an error that lists them)")
     z = sub.add_parser("gradescope", help="build the Gradescope autograder zip (or, inside Gradescope, grade an upload)",
