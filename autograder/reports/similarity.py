@@ -90,7 +90,7 @@ esc = html.escape
 STYLE = """
 .sbs{display:grid;grid-template-columns:1fr 1fr;gap:.6em;margin:.3em 0 1em}
 .sbs pre{margin:0;padding:.4em;background:#fafafa;border:1px solid #ddd;font-size:.78em;line-height:1.45;overflow-x:auto;
-white-space:pre-wrap;word-break:break-all}.sbs h4{margin:.2em 0;font-size:.9em}
+white-space:pre-wrap;word-break:break-all}.sbs h3{margin:.2em 0;font-size:.9em}
 .sbs mark{background:#ffe08a}td.alike{background:#fff3cd}
 """
 
@@ -644,8 +644,8 @@ def section_html(similarity: Similarity) -> str:
 
 
 def _side(sid: str, part: str, text: str, spans: list[tuple[int, int]], fraction: float, lines: int) -> str:
-    return (f"<div><h4>{esc(sid)}, {esc(part)}: {fraction:.0%} of its code alike, {lines} "
-            f"line{'s' if lines != 1 else ''}</h4><pre>{highlighted(text, spans)}</pre></div>")
+    return (f"<div><h3>{esc(sid)}, {esc(part)}: {fraction:.0%} of its code alike, {lines} "
+            f"line{'s' if lines != 1 else ''}</h3><pre>{highlighted(text, spans)}</pre></div>")
 
 
 def highlighted(text: str, spans: list[tuple[int, int]], context: int = SHOWN_LINES) -> str:

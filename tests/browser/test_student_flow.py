@@ -15,8 +15,8 @@ notebook, *Kernel → Restart Kernel and Run All Cells*, save, press nbgrader's
   self-check and every grade cell printed ✔, and Validate passes.
 
 Skipped, with the reason, where Chromium or Node.js with npm is missing; the
-first run installs playwright-core with npm into ``tests/browser/node_modules``
-(gitignored), as pinned in ``package-lock.json``.
+first run installs playwright-core (and axe-core, for test_accessibility.py) with npm
+into ``tests/browser/node_modules`` (gitignored), as pinned in ``package-lock.json``.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ RELEASE = ROOT / "release" / "attention"
 SOLUTIONS = ROOT / "solutions" / "attention"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 DRIVER = HERE / "student_flow.js"
-PLAYWRIGHT = HERE / "node_modules" / "playwright-core" / "package.json"
 SERVER_START_S = 90
 NODE_TIMEOUT_S = 400
 
@@ -65,14 +64,20 @@ def missing_tools() -> str | None:
     return None
 
 
-def pinned_version() -> str:
+def pinned_versions() -> dict[str, str]:
+    """Each package of package-lock.json (playwright-core, axe-core) -> its pinned version."""
     lock = json.loads((HERE / "package-lock.json").read_text())
-    return lock["packages"]["node_modules/playwright-core"]["version"]
+    return {name[len("node_modules/"):]: entry["version"] for name, entry in lock["packages"].items() if name}
+
+
+def installed_version(package: str) -> str | None:
+    manifest = HERE / "node_modules" / package / "package.json"
+    return json.loads(manifest.read_text())["version"] if manifest.is_file() else None
 
 
 def install_playwright_core() -> None:
-    """``npm ci`` into tests/browser/node_modules, unless the pinned version is there."""
-    if PLAYWRIGHT.is_file() and json.loads(PLAYWRIGHT.read_text())["version"] == pinned_version():
+    """``npm ci`` into tests/browser/node_modules, unless every pinned version is there."""
+    if all(installed_version(name) == version for name, version in pinned_versions().items()):
         return
     proc = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HERE,
                           capture_output=True, text=True, timeout=300)
