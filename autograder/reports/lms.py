@@ -284,8 +284,6 @@ def canvas_csv(rows: Sequence[Row], scores: ClassScores, name: str) -> Export:
 
 
 MOODLE_SITE_MAXIMUM = 100.0  # gradepointmax: Moodle refuses an imported grade above it unless unlimitedgrades
-
-
 MOODLE_OUT_OF = 100.0  # a new Moodle grade item's maximum grade, and the most a default site accepts
 
 
@@ -350,8 +348,7 @@ def score_text(value: float) -> str:
 
 
 def exports(scores: ClassScores, roster: Roster, *, canvas: bool, moodle: bool, name: str,
-            per_part: bool = False, moodle_id: str | None = None,
-            moodle_out_of: float | None = MOODLE_OUT_OF,
+            per_part: bool = False, moodle_id: str | None = None, moodle_out_of: float | None = MOODLE_OUT_OF,
             skip_unmapped: bool = False) -> tuple[list[Export], list[str]]:
     """The files asked for (Canvas first), and the warnings about the class as a whole."""
     rows, warnings = pair(scores, roster, skip_unmapped=skip_unmapped)

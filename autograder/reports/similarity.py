@@ -377,8 +377,8 @@ def find_similar(cells: Mapping[str, Mapping[str, Sequence[Cell]]], threshold: f
              for sid in {sid for pair in pairs[:SHOWN_PAIRS] for sid in (pair.a, pair.b)}}
     for pair in pairs[:SHOWN_PAIRS]:  # where the regions are: copydetect's own comparisons of the pieces
         for part in pair.alike:
-            found = _regions(prints[pair.a][part], prints[pair.b][part], texts[pair.a][part], texts[pair.b][part])
-            spans = (_students_own(shown[pair.a][part], found[0]), _students_own(shown[pair.b][part], found[1]))
+            regions = _regions(prints[pair.a][part], prints[pair.b][part], texts[pair.a][part], texts[pair.b][part])
+            spans = (_students_own(shown[pair.a][part], regions[0]), _students_own(shown[pair.b][part], regions[1]))
             pair.views[part] = View(spans, (_lines(shown[pair.a][part], spans[0]), _lines(shown[pair.b][part], spans[1])))
     return Similarity(threshold, pairs, count, len(ids), parts, shown, time.perf_counter() - started, min_matched)
 
