@@ -9,6 +9,7 @@ import sys
 from nbgrader.converters import GenerateAssignment
 from nbgrader.preprocessors import ClearSolutions
 
+from autograder.nbgrader.kernelinfo import KernelInfo
 from autograder.nbgrader.quizrelease import QuizRelease
 from autograder.nbgrader.stubs import ClearSolutionsPerNotebook
 
@@ -58,10 +59,15 @@ c.CourseDirectory.ignore = [
 #
 # QuizRelease (first, so that nbgrader records what it builds) builds the quiz
 # in the mode set below, and writes the released quizcheck.py.
+#
+# KernelInfo (last) writes into each released notebook the language_info a
+# kernel on this Python reports: without it JupyterLab rewrites that metadata
+# when the notebook connects to its kernel, and every student's notebook opens
+# marked as modified.
 c.GenerateAssignment.preprocessors = [QuizRelease] + [
     ClearSolutionsPerNotebook if pp is ClearSolutions else pp
     for pp in GenerateAssignment.class_traits()["preprocessors"].default()
-]
+] + [KernelInfo]
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutionsPerNotebook.notebook_code_stubs = {
     "quiz": {"python": "# YOUR ANSWER HERE"},

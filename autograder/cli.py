@@ -25,9 +25,13 @@ from .reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m autograder", description="Grade attention-assignment submissions.")
+    # Options are exact: no prefix of one is taken for it (`--secret S` must not become `--secret-file S`, whose
+    # message would print S). argparse's subparsers do not inherit allow_abbrev: each is given it.
+    parser = argparse.ArgumentParser(prog="python -m autograder", description="Grade attention-assignment submissions.",
+                                     allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True)
-    g = sub.add_parser("grade", help="grade submissions and write results.json, feedback.html and grades.csv")
+    g = sub.add_parser("grade", help="grade submissions and write results.json, feedback.html and grades.csv",
+                       allow_abbrev=False)
     g.add_argument("paths", nargs="*", type=Path, help="notebooks, .py modules, or folders of one student's files")
     g.add_argument("--nbgrader", metavar="ASSIGNMENT",
                    help="grade every collected submission of this nbgrader assignment (run in the course root) "
@@ -72,7 +76,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--allow-weak-sandbox", action="store_true",
                    help="grade even where sandboxes could read the reference and the graders (no namespaces): "
                         "only where no student can profit, e.g. grading your own test submissions")
-    e = sub.add_parser("export", help="write the class's grades as the CSV files Canvas and Moodle import")
+    e = sub.add_parser("export", help="write the class's grades as the CSV files Canvas and Moodle import",
+                       allow_abbrev=False)
     e.add_argument("--from-grades", type=Path, metavar="GRADES_CSV",
                    help="read the scores from a grading run's grades.csv (or its folder); no late penalties")
     e.add_argument("--nbgrader", metavar="ASSIGNMENT",
@@ -88,12 +93,25 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--per-part", action="store_true", help="Moodle: also one column (grade item) per part")
     e.add_argument("--moodle-id", choices=("email", "username", "idnumber"),
                    help="the roster column Moodle identifies users by (default: the first of these the roster has)")
-    e.add_argument("--moodle-out-of", type=float, metavar="N", help="Moodle: the total rescaled to be out of N")
+    out_of = e.add_mutually_exclusive_group()
+    out_of.add_argument("--moodle-out-of", type=float, metavar="N", default=100.0,
+                        help="Moodle: the total rescaled to be out of N (default: 100, the most a default Moodle site "
+                             "accepts: it refuses a whole import with a grade above it)")
+    out_of.add_argument("--moodle-points", dest="moodle_out_of", action="store_const", const=None,
+                        help="Moodle: the total in points, not rescaled (for a site that allows grades above 100, "
+                             "or an assignment out of at most 100)")
     e.add_argument("--skip-unmapped", action="store_true",
                    help="leave out, with a warning, ids the roster lacks (default: an error that lists them)")
-    z = sub.add_parser("gradescope", help="build the Gradescope autograder zip (or, inside Gradescope, grade an upload)")
+    z = sub.add_parser("gradescope", help="build the Gradescope autograder zip (or, inside Gradescope, grade an upload)",
+                       allow_abbrev=False)
     z.add_argument("--out", type=Path, help="the zip to write, e.g. autograder.zip")
     z.add_argument("--secret-file", type=Path, help="a file holding the course secret (it goes into the zip)")
+
+    def secret_not_here(_value: str) -> str:  # the message never holds the value: it is a secret
+        raise argparse.ArgumentTypeError("the zip takes the course secret from a file: --secret-file FILE (a "
+                                         "secret on a command line is seen by every user of the machine)")
+
+    z.add_argument("--secret", type=secret_not_here, help=argparse.SUPPRESS)
     z.add_argument("--visibility", default=Settings.visibility, choices=VISIBILITIES,
                    help=f"when students see each check (default: {Settings.visibility})")
     z.add_argument("--visible", action="append", default=[], metavar="PATTERN",
@@ -105,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
     z.add_argument("--wheels", type=Path, metavar="DIR",
                    help="a folder of the locked packages' wheels to put in the zip, so that setup.sh installs offline")
     z.add_argument("--run", type=Path, metavar="ROOT", help=argparse.SUPPRESS)  # run_autograder's: grade ROOT/submission
-    sub.add_parser("bench", add_help=False,
+    sub.add_parser("bench", add_help=False, allow_abbrev=False,
                    help="time nbgrader autograde against this grader on a simulated class (in a checkout; "
                         "`bench --help` for its options)")
     return parser

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import zipfile
 from dataclasses import asdict, dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 from . import assignment, quiz
@@ -89,6 +90,12 @@ def build(out: Path, secret_file: Path, settings: Settings, wheels: Path | None 
         raise GradescopeError(f"{secret_file}: cannot read the course secret ({exc.strerror})") from None
     if not secret:
         raise GradescopeError(f"{secret_file} is empty: every student's inputs come from the course secret")
+    found = sorted(p for p in wheels.iterdir() if p.is_file() and p.suffix in (".whl", ".gz", ".zip")) \
+        if wheels is not None and wheels.is_dir() else []
+    if wheels is not None and not found:  # else setup.sh would download every package on Gradescope
+        raise GradescopeError(f"--wheels {wheels}: " + ("no package files (.whl) in it" if wheels.is_dir() else
+                              "no such folder (`pip download -r requirements.lock --only-binary=:all: -d "
+                              f"{wheels}` makes it; or leave --wheels out to install from PyPI on Gradescope)"))
     Visibility(settings.visibility, settings.visible)  # checks the choice
     if settings.quiz_counts is None:
         settings = replace(settings, quiz_counts=quiz.quiz_counting(None, Path.cwd()).counts)
@@ -104,9 +111,8 @@ def build(out: Path, secret_file: Path, settings: Settings, wheels: Path | None 
                 info.external_attr = (0o100755 if name in ("setup.sh", "run_autograder") else 0o100600) << 16
                 archive.writestr(info, text)
             archive.write(wheel, wheel.name)
-            for found in sorted(wheels.glob("*")) if wheels else []:
-                if found.suffix in (".whl", ".gz", ".zip"):
-                    archive.write(found, f"wheels/{found.name}")
+            for path in found:
+                archive.write(path, f"wheels/{path.name}")
             return [f"{i.file_size:>12,}  {i.filename}" for i in archive.infolist()]
 
 
@@ -174,21 +180,34 @@ def _size(data: dict) -> int:
 
 
 def _previous_submissions(root: Path) -> list[dict]:
+    """Gradescope's record of this student's earlier uploads (submission_metadata.json), oldest first: by
+    `submission_time` where every one has a time that reads, else in the order Gradescope lists them."""
     try:
         meta = json.loads((root / "submission_metadata.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
     found = meta.get("previous_submissions") if type(meta) is dict else None
-    return [p for p in found if type(p) is dict] if type(found) is list else []
+    found = [p for p in found if type(p) is dict] if type(found) is list else []
+    try:
+        return sorted(found, key=lambda p: datetime.fromisoformat(p["submission_time"]).timestamp())
+    except (KeyError, TypeError, ValueError):
+        return found
 
 
 def _limit_reached(previous: list[dict], limit: int) -> dict:
-    """results.json for an upload past the limit: the last graded score and tests stand, with a note."""
+    """results.json for an upload past the limit: the last graded upload's results stand, its score and its
+    tests (each check's feedback) as they were, with a note on top. An upload past the limit before this one
+    carried them already: its note is replaced, not repeated."""
     last = previous[-1].get("results") if type(previous[-1].get("results")) is dict else {}
+    tests = [t for t in last.get("tests", []) if type(t) is dict] if type(last.get("tests")) is list else []
     score = previous[-1].get("score", last.get("score", 0.0))
-    note = (f"You have used all {limit} submissions allowed for this assignment: this upload was not graded, "
-            f"and your last score ({score}) stands.")
-    return {**last, "score": score, "output": note + ("\n\n" + last["output"] if last.get("output") else ""),
+    used = f"You have used all {limit} submissions allowed for this assignment"
+    note = (f"{used}: this upload was not graded, and your last score ({score}) stands"
+            + (", with its feedback below." if tests else "."))
+    before = last.get("output") if type(last.get("output")) is str else ""
+    if before.startswith(used):  # the note of an earlier upload past the limit, on the same results
+        before = before.partition("\n\n")[2]
+    return {**last, "score": score, "tests": tests, "output": note + ("\n\n" + before if before else ""),
             "stdout_visibility": "hidden"}
 
 

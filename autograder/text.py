@@ -24,6 +24,19 @@ def points(n: float) -> str:
     return f"{n:g} point" + ("" if n == 1 else "s")
 
 
+def byte_size(n: int) -> str:
+    """`n` bytes as a reader takes them in: `512 B`, `1.5 KiB`, `384 KiB`, `9.0 MiB`, `22 MiB`, `64 GiB`, to
+    within 5%. Never a 0 for a size that is not 0 (a block of 384 KiB once read "0 MiB"): a unit is used only
+    from one of it up."""
+    n = int(n)
+    if n < 1024:
+        return f"{n:,} B"
+    for power, unit in enumerate(("KiB", "MiB", "GiB"), start=1):
+        value = n / 1024**power
+        if value < 1023.5 or unit == "GiB":  # from 1023.5 on, the next unit up (1.0) reads better than 1024
+            return (f"{value:.1f}" if value < 9.95 else f"{value:,.0f}") + f" {unit}"
+
+
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 

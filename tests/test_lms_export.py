@@ -111,14 +111,40 @@ def test_canvas_and_moodle_from_grades_csv(tmp_path, capsys):
         f"Ben Bitdiddle,102,S2,ben@uni.example,A,{MAX - POINTS}\n"
         "Cy D. Fect,103,S3,cy@uni.example,B,\n")
     # Moodle: the user's email (the roster's first Moodle identifier) under Moodle's label, then the
-    # total; '-' is Moodle's "no grade"
+    # total out of 100 (a default Moodle site refuses a grade above 100); '-' is Moodle's "no grade"
     assert moodle == ("Email address,attention\n"
-                      f"dee@uni.example,{MAX - POINTS}\n"
-                      f"ada@uni.example,{MAX}\n"
-                      f"ben@uni.example,{MAX - POINTS}\n"
+                      f"dee@uni.example,{lms.score_text(100 * (MAX - POINTS) / MAX)}\n"
+                      "ada@uni.example,100\n"
+                      f"ben@uni.example,{lms.score_text(100 * (MAX - POINTS) / MAX)}\n"
                       "cy@uni.example,-\n")
     err = capsys.readouterr().err
     assert "no score yet for cy (grader error): written as an empty cell (no score)" in err
+    assert f"Moodle: attention is out of 100, rescaled from the assignment's {MAX} points" in err
+
+
+def test_moodle_points_as_they_are_on_request(tmp_path, capsys):
+    status, _, moodle = export(tmp_path, "--from-grades", str(small_class(tmp_path)), "--moodle-points",
+                               "--roster", str(roster(tmp_path, ROSTER)))
+    assert status == 0, capsys.readouterr().err
+    assert moodle.splitlines()[1:3] == [f"dee@uni.example,{MAX - POINTS}", f"ada@uni.example,{MAX}"]
+    assert "rescaled" not in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # one or the other
+        export(tmp_path, "--from-grades", str(small_class(tmp_path)), "--moodle-points", "--moodle-out-of", "50",
+               "--roster", str(roster(tmp_path, ROSTER)))
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_by_default_no_moodle_grade_is_above_100():
+    """A default Moodle site refuses a whole import with a grade above 100 (its gradepointmax): here the
+    assignment is out of 105, as the real one is."""
+    scores = lms.ClassScores(105, (), (lms.StudentScore("x", 105), lms.StudentScore("y", 52.5)), "test")
+    paired = [(s, {"id": s.id, "idnumber": str(k)}) for k, s in enumerate(scores.students)]
+    made = lms.moodle_csv(paired, scores, "attention")
+    assert made.text == "ID number,attention\r\n0,100\r\n1,50\r\n"
+    assert not any("above 100" in w for w in made.warnings)
+    (made,), _ = lms.exports(scores, lms.Roster(("id", "idnumber"), {s.id: who for s, who in paired}, "r"),
+                             canvas=False, moodle=True, name="attention")
+    assert made.text == "ID number,attention\r\n0,100\r\n1,50\r\n"
 
 
 def test_moodle_per_part_by_username_rescaled(tmp_path, capsys):
@@ -234,7 +260,9 @@ def test_late_penalty_as_nbgrader_applies_it(tmp_path, tools_on_path):
         ",,,ada@uni.example,,50\n"
         ",,,cleo@uni.example,,30\n"
         ",,,dan@uni.example,,\n")
-    moodle = lms.moodle_csv(paired, scores, "HW 1", per_part=True)
+    assert unix(lms.moodle_csv(paired, scores, "HW 1").text).splitlines()[1:3] == [  # by default out of 100
+        "ada@uni.example,100", "cleo@uni.example,60"]
+    moodle = lms.moodle_csv(paired, scores, "HW 1", per_part=True, out_of=None)  # points
     assert unix(moodle.text) == ("Email address,HW 1,HW 1: masks,HW 1: heads,HW 1: quiz\n"
                            "ada@uni.example,50,20,20,10\n"
                            "cleo@uni.example,30,15,20,3\n"
@@ -257,7 +285,7 @@ def test_formula_cells_are_neutralised(tmp_path):
                                         "'@SUM(A1),1,'=1+1,'\tcmd,'-2,7", ""]
     assert any("sis_user_id" in w and "sis_login_id" in w for w in canvas.warnings)
     moodle = lms.moodle_csv(paired, scores, "\rx")
-    assert list(csv.reader(io.StringIO(moodle.text, newline=""))) == [["Email address", "'\rx"], ["'+x@uni.example", "7"]]
+    assert list(csv.reader(io.StringIO(moodle.text, newline=""))) == [["Email address", "'\rx"], ["'+x@uni.example", "70"]]
     assert any("email" in w for w in moodle.warnings)
 
 
@@ -386,11 +414,11 @@ def test_lms_identities_are_required_and_distinct(tmp_path):
         lms.canvas_csv(paired, scores, "Final Grade")
 
 
-def test_moodle_over_100_warns(tmp_path):
+def test_moodle_points_over_100_warn():
     scores = lms.ClassScores(108, (), (lms.StudentScore("x", 108),), "test")
-    made = lms.moodle_csv([(scores.students[0], {"id": "x", "idnumber": "7"})], scores, "attention")
+    made = lms.moodle_csv([(scores.students[0], {"id": "x", "idnumber": "7"})], scores, "attention", out_of=None)
     assert made.text == "ID number,attention\r\n7,108\r\n"
-    assert any("above 100" in w and "--moodle-out-of 100" in w for w in made.warnings)
+    assert any("above 100" in w and "without --moodle-points" in w for w in made.warnings)
 
 
 def test_export_from_a_folder_that_is_no_course(tmp_path, monkeypatch, capsys):
@@ -453,7 +481,8 @@ def test_a_real_course_with_a_late_submission(tmp_path):
     page = (Path(__file__).resolve().parents[1] / "docs" / "lms.md").read_text(encoding="utf-8")
     section = page[page.index("\n## Example\n"):]
     examples = re.findall(r"^```csv\n(.*?)^```", section, flags=re.S | re.M)[:2]
-    assert examples == [unix(canvas.read_bytes().decode()), unix(moodle.read_bytes().decode())]  # as written there
+    # as written there (Moodle's total out of 100 by default: 100, 95.24, 100)
+    assert examples == [unix(canvas.read_bytes().decode()), unix(moodle.read_bytes().decode())]
 
     theirs = {r["student_id"]: r for r in C.export_grades(course)}
     # 2 points off each notebook, never more than it scored: the self-check quiz's notebook has nothing to lose
@@ -468,8 +497,9 @@ def test_a_real_course_with_a_late_submission(tmp_path):
 
     parts = C.gradebook_part_scores(course.root / "gradebook.db")
     moodle_rows = list(csv.DictReader(io.StringIO(moodle.read_text())))
-    for row in moodle_rows:
+    out_of = float(theirs["ada"]["max_score"])
+    for row in moodle_rows:  # Moodle's total out of 100, by default; its parts in points
         student = row["Email address"].split("@")[0]
-        assert row[C.ASSIGNMENT] == totals[student]
+        assert row[C.ASSIGNMENT] == lms.score_text(100 * float(theirs[student]["score"]) / out_of)
         assert {p: row[f"{C.ASSIGNMENT}: {p}"] for p in parts[student]} == \
             {p: lms.score_text(v) for p, v in parts[student].items()}

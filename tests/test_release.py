@@ -336,6 +336,30 @@ def test_leak_finders_find_the_leaks_of_the_source(tmp_path):
     assert len(quiz_answer_leaks(leaky)) == len(quiz_answers())
 
 
+def test_released_notebooks_open_unmodified(fresh_release, tmp_path):
+    """JupyterLab marks a notebook modified when it writes metadata that differs from what the file holds:
+    the kernel's language_info, as soon as the notebook connects to its kernel, and whatever nbformat would
+    write differently. The release holds the language_info a kernel on this Python reports (the committed
+    one, of the Python it was built with: the same but for the version), and reading and writing it with
+    nbformat changes no byte."""
+    from autograder.nbgrader.kernelinfo import kernel_language_info
+
+    spec = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}  # ipykernel's own
+    reported = kernel_language_info()
+    for name in NOTEBOOKS:
+        for path in (fresh_release / name, RELEASE / name):
+            nb = read(path)
+            assert nb.metadata["language_info"] == (reported if path.parent == fresh_release else
+                                                    {**reported, "version": nb.metadata["language_info"]["version"]})
+            assert re.fullmatch(r"3\.\d+\.\d+", nb.metadata["language_info"]["version"]), path
+            assert nb.metadata["kernelspec"] == spec, path
+            assert (nb.nbformat, nb.nbformat_minor) == (nbformat.current_nbformat, nbformat.current_nbformat_minor)
+            assert all(cell.get("id") for cell in nb.cells), path
+            again = tmp_path / f"{path.parent.parent.parent.name}-{name}"
+            nbformat.write(nbformat.read(path, as_version=nbformat.NO_CONVERT), again)
+            assert again.read_bytes() == path.read_bytes(), f"{path}: nbformat writes it otherwise: {HINT}"
+
+
 def test_release_has_no_solutions_hidden_tests_or_grader_imports(fresh_release):
     for folder in release_dirs(fresh_release):
         assert not marker_and_import_leaks(folder)
@@ -361,15 +385,17 @@ def test_one_run_equals_two_plain_nbgrader_runs(tmp_path, fresh_release):
     """The per-notebook stub is nbgrader's own ClearSolutions: two plain
     nbgrader passes, one per notebook with its own code_stub, give the same
     release (and the second pass keeps the first notebook). Both have the
-    quiz's build step (QuizRelease, in its default mode) in front."""
+    quiz's build step (QuizRelease, in its default mode) in front, and the
+    kernel's language_info (KernelInfo) last."""
     root = make_course(tmp_path / "plain")
     plain = "\n".join([
         'from nbgrader.converters import GenerateAssignment',
+        'from autograder.nbgrader.kernelinfo import KernelInfo',
         'from autograder.nbgrader.quizrelease import QuizRelease',
         'c = get_config()',
         'c.CourseDirectory.source_directory = "assignments"',
         'c.CourseDirectory.release_directory = "release"',
-        'c.GenerateAssignment.preprocessors = [QuizRelease] + GenerateAssignment.class_traits()["preprocessors"].default()',
+        'c.GenerateAssignment.preprocessors = [QuizRelease] + GenerateAssignment.class_traits()["preprocessors"].default() + [KernelInfo]',
         'c.ClearSolutions.code_stub = {"python": %r}',
     ])
     stubs = {"attention": "# YOUR CODE HERE\nraise NotImplementedError()", "quiz": "# YOUR ANSWER HERE"}
@@ -531,10 +557,36 @@ def test_summaries_are_silent_while_nbgrader_autogrades(monkeypatch, capsys):
     assert all(selfcheck.what_is_left(part, {}) == "" for part in selfcheck.SECTIONS)
     assert quizcheck.what_is_left({}) == ""
     assert capsys.readouterr() == ("", "")
-    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")  # Validate: the summary counts
-    assert selfcheck.what_is_left("masks", {}).startswith(
-        "1. Masks: not finished\n  not defined (run its answer cell): causal_average")
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")  # Validate: the last section's summary says it all
+    assert all(selfcheck.what_is_left(part, {}) == "" for part in list(selfcheck.SECTIONS)[:-1])
+    left = selfcheck.what_is_left(list(selfcheck.SECTIONS)[-1], {})
+    assert left.startswith("Not finished: sections 1, 2, 3, 4, 5 and 6\n"), left
+    assert "\n1. Masks: not finished\n  not defined (run its answer cell): causal_average" in left
     assert quizcheck.what_is_left({}).startswith("quiz: not finished\n  not answered yet: q01, q02")
+
+
+def test_validate_lists_the_sections_not_finished_first(monkeypatch, capsys):
+    """What the last grade cell says under Validate: the sections not finished on its first line, then
+    what is left in each, every line short enough for Validate (which cuts them at 83 columns after its
+    own "AssertionError: " on the first)."""
+    selfcheck = selfcheck_module()
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
+    real = selfcheck._section_left
+    done = {"scaling", "heads", "positions", "timing"}
+    monkeypatch.setattr(selfcheck, "_section_left", lambda part, ns: "" if part in done else real(part, ns))
+    left = selfcheck.what_is_left("tiles", {})
+    lines = left.splitlines()
+    assert lines[0] == "Not finished: sections 1 and 6", lines
+    assert lines[1] == "  (below, what is left in each; the self-check under each function says more)"
+    assert lines[2:4] == ["", "1. Masks: not finished"] and "6. Attention in tiles: not finished" in lines
+    assert not any(title in left for part, (title, _) in selfcheck.SECTIONS.items() if part in done)
+    assert "says more)" not in "\n".join(lines[2:])  # said once, at the top
+    assert max(len(line) for line in lines) <= 80 and len("AssertionError: " + lines[0]) <= 83
+    done.add("masks")
+    assert selfcheck.what_is_left("tiles", {}).startswith("Not finished: section 6\n")
+    done.add("tiles")
+    assert selfcheck.what_is_left("tiles", {}) == ""
+    assert capsys.readouterr().out == ""  # quietly: Validate shows no passing cell's output
 
 
 def test_quiz_digests_are_those_of_the_hidden_key():
@@ -724,13 +776,19 @@ def copy_assignment(folder: Path, tmp_path: Path) -> Path:
 
 
 def test_validate_fails_on_the_untouched_release(fresh_release, jupyter_dir, tmp_path):
+    """Validate shows each failed grade cell's code, then its error: one cell, the last section's, whose
+    error is the plain list of the sections not finished, then what is left in each; no traceback."""
     scratch = copy_assignment(fresh_release, tmp_path)
     report = nbgrader_validate(scratch / "attention.ipynb", jupyter_dir, tmp_path)
-    assert "VALIDATION FAILED ON 6 CELL(S)" in report, report
-    assert report.count("AssertionError: ") == 6, report
-    assert "AssertionError: 1. Masks: not finished" in report and "not done yet: causal_average" in report, report
+    assert "VALIDATION FAILED ON 1 CELL(S)" in report, report
+    assert report.count("AssertionError: ") == 1 and "Traceback" not in report and "Cell In[" not in report, report
+    error = report.split("The error was:\n\n", 1)[1].splitlines()
+    assert error[0] == "    AssertionError: Not finished: sections 1, 2, 3, 4, 5 and 6", report
+    assert "not done yet: causal_average" in report and "6. Attention in tiles: not finished" in report, report
+    assert not any(line.endswith("...") for line in error), report  # no line cut by Validate
     report = nbgrader_validate(scratch / "quiz.ipynb", jupyter_dir, tmp_path)
     assert "VALIDATION FAILED ON 1 CELL(S)" in report and "not answered yet: q01" in report, report
+    assert report.split("The error was:\n\n", 1)[1].startswith("    AssertionError: quiz: not finished\n"), report
 
 
 def test_validate_passes_the_quiz_key_and_fails_one_wrong_answer(jupyter_dir, tmp_path):

@@ -106,6 +106,67 @@ def test_the_releases_own_text_never_counts(tmp_path):
     assert all(text.count("NotImplementedError") >= 4 for text in texts.values())  # the other stubs are there
 
 
+def _with_releases_docstrings(bodies: str) -> dict[str, str]:
+    """The release's answer cells, each function's stub replaced by the body of the function of that name in
+    `bodies` (its own docstring left out): the release's signatures and docstrings, someone else's code."""
+    import ast
+    import textwrap
+
+    theirs = {n.name: n for n in ast.parse(bodies).body if isinstance(n, ast.FunctionDef)}
+    lines = bodies.split("\n")
+    cells = {}
+    for grade_id, stub in sc._answer_cells(json.loads((sc.RELEASE / "attention.ipynb").read_text())).items():
+        (node,) = ast.parse(stub).body
+        if not isinstance(node, ast.FunctionDef) or node.name not in theirs:
+            continue
+        mine = theirs[node.name]
+        first = mine.body[1] if isinstance(mine.body[0], ast.Expr) and isinstance(mine.body[0].value, ast.Constant) \
+            else mine.body[0]
+        body = textwrap.indent(textwrap.dedent("\n".join(lines[first.lineno - 1:mine.end_lineno])), "    ")
+        cells[grade_id] = "\n".join(stub.split("\n")[:node.body[0].end_lineno]) + "\n" + body + "\n"
+    return cells
+
+
+def test_two_students_who_share_only_the_releases_docstrings_are_not_flagged(tmp_path):
+    """The answer key and base.py's functions, each under the release's own signature and docstring: the
+    docstrings (much text in common) make no pair."""
+    cells = _with_releases_docstrings(sc.variant())
+    assert len(cells) >= 20 and all('"""' in code for code in cells.values())
+    found = find_similar(_read(tmp_path, key=sc.key_notebook(), other=sc.notebook_with(cells)))
+    assert found.submissions == 2
+    assert found.pairs == [], [(p.a, p.b, p.alike, round(p.score, 2)) for p in found.pairs]
+
+
+def test_the_side_by_side_view_never_marks_the_releases_own_text(tmp_path):
+    """A copy is marked where its code matches, not over the release's docstrings, comments and signatures
+    beside that code (a k-gram across both carried the mark over them: a docstring is one character of
+    copydetect's filtered code)."""
+    rng = random.Random(5)  # names renamed; the docstrings kept as released (a recommented one is the copier's)
+    copied = {grade_id: sc.rename(code, rng, NAMES) for grade_id, code in sc.key_cells().items()}
+    found = find_similar(_read(tmp_path, ann=sc.key_notebook(), bob=sc.notebook_with(copied)))
+    (pair,) = found.pairs
+    assert set(pair.alike) == set(CODE_PARTS)
+    from pygments.lexers import PythonLexer
+    from pygments.token import String
+
+    docstrings = [value for text in similarity.release_text() for _, kind, value in
+                  PythonLexer().get_tokens_unprocessed(text) if kind in String.Doc and len(value) > 40]
+    assert len(docstrings) >= 20
+    marked_any = 0
+    for part in pair.alike:
+        for side, spans in zip((pair.a, pair.b), pair.views[part].spans):
+            text = found.texts[side][part]
+            marked_any += sum(b - a for a, b in spans)
+            for docstring in docstrings:  # no part of a release docstring is marked
+                at = text.find(docstring)
+                while at >= 0:
+                    assert not any(a < at + len(docstring) and at < b for a, b in spans), (side, part, docstring[:60])
+                    at = text.find(docstring, at + 1)
+    assert marked_any > 2000  # the code itself is marked
+    page = found.html()
+    assert "Args:" in page and not re.search(r"<mark>[^<]*(Args:|Returns:|YOUR CODE HERE)", page)
+
+
 def test_the_scores_are_copydetects(tmp_path):
     """The numbers computed for all pairs at once are compare_files' own: each piece of one side (an
     answer cell, a top-level definition) against the other side's fingerprints."""

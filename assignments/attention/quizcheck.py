@@ -32,6 +32,7 @@ it returns "" and checks nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import textwrap
@@ -159,4 +160,17 @@ def what_is_left(namespace: Mapping[str, Any]) -> str:
         if ids:  # wrapped to 76 columns: nbgrader's validate cuts longer lines
             lines += textwrap.wrap(f"{label}: {', '.join(ids)}", width=76, initial_indent="  ",
                                    subsequent_indent="    ")
+    if os.environ.get("NBGRADER_EXECUTION") == "validate":
+        _message_alone()
     return "\n".join(lines + ["  (the check under each question says more)"])
+
+
+def _message_alone() -> None:
+    """Under nbgrader's Validate (its own kernel), the failing grade cell shows its message alone, without
+    the traceback around the assert (IPython's "Minimal" mode): what is left comes first."""
+    with contextlib.suppress(Exception):  # the message is right either way
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is not None:
+            shell.InteractiveTB.set_mode(mode="Minimal")

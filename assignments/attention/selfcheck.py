@@ -20,9 +20,12 @@ use other inputs.
 ``what_is_left(section, globals())`` runs every check of one section quietly
 and returns what is not done or not right yet ("" when everything passes).
 The grade cell at the end of each section asserts that it is empty, so
-*Restart & Run All* and nbgrader's *Validate* button show where each section
-stands. While nbgrader grades a submission it returns "" at once and runs
-nothing: the hidden tests in the grade cell decide the score.
+*Restart & Run All* shows where each section stands. Under nbgrader's
+*Validate* button the last grade cell alone fails, and its message starts with
+the plain list of every section not finished, then what is left in each (the
+others pass quietly: Validate shows each failed cell's code and traceback, so
+six of them hid the list). While nbgrader grades a submission it returns ""
+at once and runs nothing: the hidden tests in the grade cell decide the score.
 
 ``needs(...)`` wraps the plot and experiment cells so that they are skipped
 politely until the functions they use are implemented.
@@ -50,6 +53,7 @@ __all__ = [
     "results",
     "SECTIONS",
     "what_is_left",
+    "notebook_left",
     "check_causal_average",
     "check_causal_mask",
     "check_padding_mask",
@@ -1405,6 +1409,17 @@ def check_tiled_attention(tiled_attention: Callable[..., torch.Tensor]) -> None:
 MEMORY_T, MEMORY_D, MEMORY_BLOCK, MEMORY_HELD = 1536, 32, 64, 8 * 2**20
 
 
+def _byte_size(n: int) -> str:
+    """``n`` bytes as ``512 B``, ``1.5 KiB``, ``384 KiB``, ``9.0 MiB`` or ``22 MiB``, to within 5%: never a 0
+    for a size that is not 0 (as autograder/text.py's byte_size, which the grader's check uses)."""
+    if n < 1024:
+        return f"{n:,} B"
+    for power, unit in enumerate(("KiB", "MiB", "GiB"), start=1):
+        value = n / 1024**power
+        if value < 1023.5 or unit == "GiB":  # from 1023.5 on, the next unit up (1.0) reads better than 1024
+            return (f"{value:.1f}" if value < 9.95 else f"{value:,.0f}") + f" {unit}"
+
+
 def _memory_verdict(tiled_attention: Callable[..., torch.Tensor]) -> str:
     """What ``tiled_attention`` holds at once at T = 1,536: the end of the ✔ line; raises _Fail over the bound."""
     q, k, v = (torch.randn(1, MEMORY_T, MEMORY_D, generator=_gen(43 + i)) for i in range(3))
@@ -1414,7 +1429,7 @@ def _memory_verdict(tiled_attention: Callable[..., torch.Tensor]) -> str:
         return "its memory is measured on Linux only"
     if isinstance(held, str):
         raise _Fail(f"tiled_attention at T = {MEMORY_T:,}, blocks of {MEMORY_BLOCK}", "an output", held)
-    shown = f"{held / 2**20:.1f} MiB" if held >= 2**20 else f"{max(1, round(held / 1024))} KiB"
+    shown = _byte_size(held)
     if held > MEMORY_HELD:
         raise _Fail(f"the memory tiled_attention holds at once at T = {MEMORY_T:,}, blocks of {MEMORY_BLOCK} (the "
                     f"{MEMORY_T} × {MEMORY_T} grid alone is 9 MiB)", f"at most {MEMORY_HELD >> 20} MiB", shown,
@@ -1559,6 +1574,23 @@ def _autograding() -> bool:
     return os.environ.get("NBGRADER_EXECUTION") == "autograde"
 
 
+def _validating() -> bool:
+    """Whether nbgrader's Validate runs this notebook (it sets NBGRADER_EXECUTION)."""
+    return os.environ.get("NBGRADER_EXECUTION") == "validate"
+
+
+def _message_alone() -> None:
+    """The failing grade cell shows its message alone, without the traceback around the assert (IPython's
+    "Minimal" mode): Validate shows the error of each failed grade cell as it is. Only in the kernel that
+    Validate starts for itself."""
+    with contextlib.suppress(Exception):  # the message is right either way
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is not None:
+            shell.InteractiveTB.set_mode(mode="Minimal")
+
+
 def _quiet_outcome(check: Callable[..., None], args: list[Any]) -> str | None:
     """Run one check without printing; its shortfall, or None when it passed."""
     with contextlib.redirect_stdout(io.StringIO()):
@@ -1580,10 +1612,41 @@ def what_is_left(section: str, namespace: Mapping[str, Any]) -> str:
     "positions", "timing" or "tiles") quietly on the functions found in ``namespace``
     (pass ``globals()``) and prints one ✔ line when all of them pass. While
     nbgrader autogrades it runs nothing and returns "": the score comes from
-    the hidden tests, never from this summary.
+    the hidden tests, never from this summary. Under nbgrader's Validate the
+    last section says what is left in every section (``notebook_left``), and
+    the others nothing.
     """
     if _autograding():
         return ""
+    if _validating():
+        if section != list(SECTIONS)[-1]:
+            return ""
+        left = notebook_left(namespace)
+        if left:
+            _message_alone()
+        return left
+    return _section_left(section, namespace)
+
+
+def notebook_left(namespace: Mapping[str, Any]) -> str:
+    """What is left in every section, quietly: a first line that lists the sections not finished, then
+    what is left in each; "" when every self-check passes."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        left = {title: _section_left(section, namespace) for section, (title, _) in SECTIONS.items()}
+    blocks = [text.removesuffix(f"\n{SAY_MORE}") for text in left.values() if text]
+    if not blocks:
+        return ""
+    numbers = [title.split(".")[0] for title, text in left.items() if text]
+    listed = numbers[0] if len(numbers) == 1 else f"{', '.join(numbers[:-1])} and {numbers[-1]}"
+    return "\n".join([f"Not finished: section{'s' if len(numbers) > 1 else ''} {listed}",
+                      "  (below, what is left in each; the self-check under each function says more)", "",
+                      *blocks])
+
+
+SAY_MORE = "  (the self-check under each function says more)"
+
+
+def _section_left(section: str, namespace: Mapping[str, Any]) -> str:
     title, checks = SECTIONS[section]
     missing: list[str] = []
     outcomes: dict[str, list[str]] = {"not done": [], "not right": []}
@@ -1601,6 +1664,6 @@ def what_is_left(section: str, namespace: Mapping[str, Any]) -> str:
              + _listing("not done yet", outcomes["not done"])
              + _listing("not right yet (✘)", outcomes["not right"])
              + _listing("not defined (run its answer cell)", missing)
-             + ["  (the self-check under each function says more)"])
+             + [SAY_MORE])
     return "\n".join(lines)
 

@@ -30,6 +30,7 @@ from autograder.core.checks import (Diagnosis, Hint, as_number, as_tensor, check
                                     expect, expect_close, fail, root_cause, tolerance)
 from autograder.isolation.protocol import EXCEPTION
 from autograder.isolation.proxy import StudentError
+from autograder.text import byte_size
 
 PART = "tiles"
 
@@ -592,11 +593,6 @@ WARMUP_KEYS = 2 * MEMORY_BLOCK
 MEMORY_ROWS = 16  # compared with the reference, which builds a grid of these rows only
 
 
-def _mib(n: int) -> str:
-    """`n` bytes in MiB, never shown as 0 when it is not."""
-    return f"{n / 2**20:.1f} MiB" if n >= 2**20 or n == 0 else f"{max(1, round(n / 1024))} KiB"
-
-
 @diagnosed(*PIECES)
 @check(f"tiled_attention: right at T = {MEMORY_T:,} holding at most {MEMORY_HELD >> 20} MiB at once, where the T × T "
        f"grid alone takes {ref.score_grid_bytes(MEMORY_T) >> 20} MiB", points=2)
@@ -607,12 +603,12 @@ def test_tiled_memory(student, gen, diagnoses):
     warmup = ((q, k[:, :WARMUP_KEYS], v[:, :WARMUP_KEYS]), {"block_size": MEMORY_BLOCK})
     got, held = student.call_holding(warmup, "tiled_attention", q, k, v, block_size=MEMORY_BLOCK)
     expected = (f"at most {MEMORY_HELD >> 20} MiB: its inputs, its output and a block of {MEMORY_BLOCK} keys' scores "
-                f"({_mib(ref.tiled_score_bytes(MEMORY_T, MEMORY_BLOCK))}) at a time")
+                f"({byte_size(ref.tiled_score_bytes(MEMORY_T, MEMORY_BLOCK))}) at a time")
     if isinstance(held, str):
         fail(checked, expected, held, WHOLE_GRID)
     if held > MEMORY_HELD:
         diagnoses["tiled_attention"].note(WHOLE_GRID)  # what the causal check's time then shows too
-        fail(checked, expected, f"{_mib(held)} held at once", WHOLE_GRID)
+        fail(checked, expected, f"{byte_size(held)} held at once", WHOLE_GRID)
     got = as_tensor(got, checked, shape=(1, MEMORY_T, MEMORY_D), dtype=torch.float32)
     rows = torch.randperm(MEMORY_T, generator=gen)[:MEMORY_ROWS].sort().values
     want, _ = ref.scaled_dot_product_attention(q[:, rows].double(), k.double(), v.double())

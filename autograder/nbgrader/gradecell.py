@@ -7,6 +7,11 @@ with the course secret ($AUTOGRADER_SECRET) and the student's id, so the same st
 same inputs, and the same score, both ways. It runs in the student's kernel, without a sandbox:
 `python -m autograder grade --nbgrader` is the safe way. The return value is the cell's partial
 credit.
+
+Without a course secret ($AUTOGRADER_SECRET unset or empty where nbgrader runs) the part is graded all the
+same, with inputs drawn from an empty secret, and the cell's output says so first (on stdout: nbgrader
+gives a grade cell that writes to stderr no points). nbgrader's own log shows nothing a kernel prints, so
+the autograded notebook (the formgrader's view of it) is where an instructor sees it.
 """
 
 from __future__ import annotations
@@ -37,12 +42,26 @@ def course_root() -> Path:
     return next((folder for folder in (here, *here.parents) if (folder / quiz.COURSE_CONFIG).is_file()), here)
 
 
+SECRET_VARIABLE = "AUTOGRADER_SECRET"
+
+
+def secret_warning(secret: str) -> str:
+    """What a grade cell prints first when the course secret is empty ("" when there is one)."""
+    if secret:
+        return ""
+    return (f"Warning: ${SECRET_VARIABLE} is not set where nbgrader autograded this notebook: the score below was "
+            "computed with inputs drawn from an empty course secret, which anyone can reproduce. Set it in the "
+            "environment of the server or terminal that runs nbgrader, or grade with `python -m autograder "
+            "grade --nbgrader ASSIGNMENT`, which refuses to grade without one.\n")
+
+
 def grade_part(part: str, notebook: str = "attention.ipynb") -> float:
     """Points earned on `part` by the notebook `notebook` in the current folder, with feedback printed;
     0 for a part the course leaves out of the total (a self-check quiz, whose release gives it no points)."""
+    secret = os.environ.get(SECRET_VARIABLE, "")
+    print(secret_warning(secret), end="")  # stdout: output on stderr would cost the cell its points
     submission = read_submission(Path(notebook), student_id())
-    graded = grade_one(Job(submission, os.environ.get("AUTOGRADER_SECRET", ""), (part,)), in_process_backend(),
-                       Limits())
+    graded = grade_one(Job(submission, secret, (part,)), in_process_backend(), Limits())
     print(grade_cell_text(part, graded.checks_of(part), submission.problems), end="")
     score = graded.part_scores().get(part, (0.0, 0.0))[0]
     if part == quiz.PART and not quiz.quiz_counting(None, course_root()).counts:

@@ -53,7 +53,7 @@ figure{margin:0}figcaption{font-size:.82em;color:#444;max-width:22em}
 td.rate-cell{white-space:nowrap;text-align:left}
 .stack{display:inline-flex;width:16em;height:.8em;background:#f0f0f0;vertical-align:middle}
 .stack span{display:block;height:100%}
-td.hint{min-width:16em;max-width:28em}td.small{font-size:.85em}.low{color:#a00}.muted{color:#777}details{margin:.3em 0}
+td.hint{min-width:16em;max-width:28em}td.small{font-size:.85em}.low{color:#a00}.muted{color:#666}details{margin:.3em 0}
 .key span{display:inline-block;width:.8em;height:.8em;margin:0 .3em 0 1em;vertical-align:middle}
 """
 
@@ -291,7 +291,8 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
     totals = [g.total for g in scored if g.max_score == top]
     out = ["<!doctype html><html lang='en'><meta charset='utf-8'>",
            "<meta name='viewport' content='width=device-width,initial-scale=1'>",
-           "<title>Class report</title>", f"<style>{STYLE}{SIMILARITY_STYLE if similar is not None else ''}</style>", "<h1>Class report</h1>"]
+           "<title>Class report</title>", f"<style>{STYLE}{SIMILARITY_STYLE if similar is not None else ''}</style>",
+           "<main>", "<h1>Class report</h1>"]
     lead = (f"{len(graded)} submission{'s' if len(graded) != 1 else ''}"
             + (f" ({len(kept & {g.id for g in graded})} kept from an earlier run)" if kept else "")
             + f", parts {', '.join(parts) or 'none'}; written {time.strftime('%Y-%m-%d %H:%M')}. ")
@@ -375,6 +376,7 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
     if similar is not None:
         out.append(similar.html())
     out.append(_grading_time(graded, parts, kept))
+    out.append("</main>")
     return "\n".join(out) + "\n"
 
 

@@ -110,6 +110,7 @@ def feedback_html(graded: GradedSubmission) -> str:
         "<!doctype html><html lang='en'><meta charset='utf-8'>",
         f"<title>Feedback: {esc(graded.id)}</title>",
         f"<style>{STYLE}</style>",
+        "<main>",
         f"<h1>Feedback for {esc(graded.id)}</h1>",
     ]
     out += _summary(graded)
@@ -150,4 +151,5 @@ def feedback_html(graded: GradedSubmission) -> str:
     if left_out:
         out.append(f"<p><small>{left_out} more picture(s) left out to keep this page small: "
                    "the text of each check says what they would show.</small></p>")
+    out.append("</main>")
     return "\n".join(out) + "\n"

@@ -19,7 +19,8 @@ The formats are what the importers read, so the importers are the reference:
   ``grade/import/csv/classes/load_data.php``: one column identifies the user ("Map from" a column
   "Map to" username, useridnumber or useremail), every other column can be mapped to a grade item
   or to a new one named by its header; ``-`` is no grade (an empty cell is a grade for a new item);
-  a grade above 100 is refused unless the site allows unlimited grades.
+  a grade above 100 is refused unless the site allows unlimited grades. So the total is written out
+  of 100 unless asked otherwise (``--moodle-out-of N``, ``--moodle-points``).
 """
 
 from __future__ import annotations
@@ -283,15 +284,17 @@ def canvas_csv(rows: Sequence[Row], scores: ClassScores, name: str) -> Export:
 
 
 MOODLE_SITE_MAXIMUM = 100.0  # gradepointmax: Moodle refuses an imported grade above it unless unlimitedgrades
+MOODLE_OUT_OF = 100.0  # a new Moodle grade item's maximum grade, and the most a default site accepts
 
 
 def moodle_csv(rows: Sequence[Row], scores: ClassScores, name: str, *, identifier: str | None = None,
-               per_part: bool = False, out_of: float | None = None) -> Export:
+               per_part: bool = False, out_of: float | None = MOODLE_OUT_OF) -> Export:
     """Moodle's "Import grades from CSV": the user's ``identifier`` column (``email``, ``username`` or
     ``idnumber``; by default the first of these the roster has) under Moodle's own label, then the
-    total after any late penalty in a column ``name`` (rescaled to ``out_of`` when given), and with
-    ``per_part`` one column ``name: part`` per part (before the penalty, which nbgrader gives per
-    notebook, not per part); ``-`` where there is no score."""
+    total after any late penalty in a column ``name``, rescaled to be out of ``out_of`` (by default 100:
+    what a default Moodle site accepts, and a new grade item's maximum; None: the points as they are),
+    and with ``per_part`` one column ``name: part`` per part, in points (before the penalty, which
+    nbgrader gives per notebook, not per part); ``-`` where there is no score."""
     _check_name(name)
     present = [c for c in MOODLE_IDENTIFIERS if c in _columns(rows)]
     if identifier is None:
@@ -315,7 +318,14 @@ def moodle_csv(rows: Sequence[Row], scores: ClassScores, name: str, *, identifie
     if top > MOODLE_SITE_MAXIMUM:
         warnings.append(f"Moodle: {name} is out of {score_text(top)}: Moodle refuses the whole import when a grade "
                         f"is above {MOODLE_SITE_MAXIMUM:g}, unless the site allows unlimited grades (Site "
-                        "administration > Grades > General settings); or give --moodle-out-of 100")
+                        "administration > Grades > General settings); without --moodle-points (or with "
+                        "--moodle-out-of 100) the total is out of 100")
+    elif scale != 1.0:
+        warnings.append(f"Moodle: {name} is out of {score_text(top)}, rescaled from the assignment's "
+                        f"{score_text(scores.max_score)} points" + ("; the part columns are in points" if per_part
+                                                                    else "")
+                        + f": give its grade item a maximum grade of {score_text(top)} (or write points with "
+                        "--moodle-points)")
     if per_part and any(s.late_penalty for s, _ in rows):
         warnings.append("Moodle: the part columns are before the late penalty (nbgrader gives it per notebook); "
                         f"only {name} includes it")
@@ -338,7 +348,7 @@ def score_text(value: float) -> str:
 
 
 def exports(scores: ClassScores, roster: Roster, *, canvas: bool, moodle: bool, name: str,
-            per_part: bool = False, moodle_id: str | None = None, moodle_out_of: float | None = None,
+            per_part: bool = False, moodle_id: str | None = None, moodle_out_of: float | None = MOODLE_OUT_OF,
             skip_unmapped: bool = False) -> tuple[list[Export], list[str]]:
     """The files asked for (Canvas first), and the warnings about the class as a whole."""
     rows, warnings = pair(scores, roster, skip_unmapped=skip_unmapped)

@@ -90,7 +90,7 @@ esc = html.escape
 STYLE = """
 .sbs{display:grid;grid-template-columns:1fr 1fr;gap:.6em;margin:.3em 0 1em}
 .sbs pre{margin:0;padding:.4em;background:#fafafa;border:1px solid #ddd;font-size:.78em;line-height:1.45;overflow-x:auto;
-white-space:pre-wrap;word-break:break-all}.sbs h4{margin:.2em 0;font-size:.9em}
+white-space:pre-wrap;word-break:break-all}.sbs h3{margin:.2em 0;font-size:.9em}
 .sbs mark{background:#ffe08a}td.alike{background:#fff3cd}
 """
 
@@ -377,7 +377,8 @@ def find_similar(cells: Mapping[str, Mapping[str, Sequence[Cell]]], threshold: f
              for sid in {sid for pair in pairs[:SHOWN_PAIRS] for sid in (pair.a, pair.b)}}
     for pair in pairs[:SHOWN_PAIRS]:  # where the regions are: copydetect's own comparisons of the pieces
         for part in pair.alike:
-            spans = _regions(prints[pair.a][part], prints[pair.b][part], texts[pair.a][part], texts[pair.b][part])
+            regions = _regions(prints[pair.a][part], prints[pair.b][part], texts[pair.a][part], texts[pair.b][part])
+            spans = (_students_own(shown[pair.a][part], regions[0]), _students_own(shown[pair.b][part], regions[1]))
             pair.views[part] = View(spans, (_lines(shown[pair.a][part], spans[0]), _lines(shown[pair.b][part], spans[1])))
     return Similarity(threshold, pairs, count, len(ids), parts, shown, time.perf_counter() - started, min_matched)
 
@@ -397,6 +398,73 @@ def _regions(prints_a: list, prints_b: list, pieces_a: Sequence[str], pieces_b: 
                 spans_a += [(ox + s, ox + e) for s, e in _spans(sx)]
                 spans_b += [(oy + s, oy + e) for s, e in _spans(sy)]
     return _union(spans_a), _union(spans_b)
+
+
+@lru_cache(maxsize=1)
+def release_prose() -> frozenset[str]:
+    """What the release wrote that every student keeps and copydetect's filter does not see as code of its
+    own: each docstring and comment of its code cells, and each line of its functions' and classes'
+    signatures (`_plain`, whitespace aside). Its fingerprints are boilerplate already; but a match of a
+    student's code next to it, which a k-gram across both carries, spreads over it in the side-by-side
+    view: a docstring is one character of copydetect's filtered code and its whole text on the page."""
+    found = set()
+    for text in release_text():
+        for _, kind, value in _tokens(text):
+            if _is_prose(kind):
+                found.add(_plain(value))
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        lines = text.split("\n")
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+                found.update(_plain(line) for line in lines[node.lineno - 1:node.body[0].lineno - 1])
+    found.discard("")
+    return frozenset(found)
+
+
+def _tokens(text: str):
+    """(position, kind, text) of each of Pygments' Python tokens of `text` (copydetect's tokeniser)."""
+    from pygments.lexers import PythonLexer
+
+    return PythonLexer().get_tokens_unprocessed(text)
+
+
+def _is_prose(kind) -> bool:
+    from pygments.token import Comment, String
+
+    return kind in String.Doc or kind in Comment
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _students_own(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` of `text` without what the release wrote (`release_prose`: its docstrings, comments and
+    signature lines), each trimmed of blanks: the matching regions the page marks."""
+    if not spans:
+        return spans
+    ours = release_prose()
+    cut = [(at, at + len(value)) for at, kind, value in _tokens(text) if _is_prose(kind) and _plain(value) in ours]
+    at = 0
+    for line in text.split("\n"):
+        if _plain(line) in ours:
+            start = at + len(line) - len(line.lstrip())
+            cut.append((start, at + len(line.rstrip())))
+        at += len(line) + 1
+    kept = []
+    for start, end in spans:
+        pieces = [(start, end)]
+        for a, b in cut:
+            pieces = [part for s, e in pieces for part in ((s, min(e, a)), (max(s, b), e)) if part[1] > part[0]]
+        for s, e in pieces:
+            piece = text[s:e]
+            s, e = s + len(piece) - len(piece.lstrip()), e - (len(piece) - len(piece.rstrip()))
+            if e > s:
+                kept.append((s, e))
+    return _union(kept)
 
 
 def _starts(pieces: Sequence[str]) -> list[int]:
@@ -576,8 +644,8 @@ def section_html(similarity: Similarity) -> str:
 
 
 def _side(sid: str, part: str, text: str, spans: list[tuple[int, int]], fraction: float, lines: int) -> str:
-    return (f"<div><h4>{esc(sid)}, {esc(part)}: {fraction:.0%} of its code alike, {lines} "
-            f"line{'s' if lines != 1 else ''}</h4><pre>{highlighted(text, spans)}</pre></div>")
+    return (f"<div><h3>{esc(sid)}, {esc(part)}: {fraction:.0%} of its code alike, {lines} "
+            f"line{'s' if lines != 1 else ''}</h3><pre>{highlighted(text, spans)}</pre></div>")
 
 
 def highlighted(text: str, spans: list[tuple[int, int]], context: int = SHOWN_LINES) -> str:

@@ -3,7 +3,7 @@
 //     node student_flow.js CONFIG.json
 //
 // For each notebook of the configuration it does what a student does: open the
-// notebook, Kernel > Restart Kernel and Run All Cells, wait until the kernel has
+// notebook (noting whether it opens marked as modified), Kernel > Restart Kernel and Run All Cells, wait until the kernel has
 // run every queued cell, save, and (when asked) press nbgrader's Validate button.
 // It writes what the page shows (each cell's prompt and rendered outputs, the
 // Validate dialog's text) to the configuration's `out` file as JSON; the pytest
@@ -140,9 +140,17 @@ function shotPath(config, notebook, what) {
   return path.join(config.shots, `${stem}-${what}.png`);
 }
 
+/** Whether the notebook's tab is marked modified (JupyterLab rewrote its metadata on opening it): the
+ *  mark comes with the kernel's language_info, so it is given two seconds after the kernel is idle. */
+async function modifiedOnOpen(page) {
+  return page.locator('.lm-TabBar-tab.jp-mod-current.jp-mod-dirty').waitFor({ timeout: 2000 })
+    .then(() => true, () => false);
+}
+
 async function studentSession(page, config, notebook) {
   const started = Date.now();
   await openNotebook(page, config, notebook);
+  const modified = await modifiedOnOpen(page);
   await restartAndRunAll(page, notebook.runTimeoutMs || 120000);
   const reruns = [];
   for (const index of notebook.reruns || []) {
@@ -156,7 +164,8 @@ async function studentSession(page, config, notebook) {
   const shot = shotPath(config, notebook, 'end');
   if (shot) await page.screenshot({ path: shot });
   const validation = notebook.validate ? await validate(page, shotPath(config, notebook, 'validate')) : null;
-  return { path: notebook.path, cells, reruns, validation, seconds: (Date.now() - started) / 1000 };
+  return { path: notebook.path, modifiedOnOpen: modified, cells, reruns, validation,
+    seconds: (Date.now() - started) / 1000 };
 }
 
 async function main() {

@@ -10,19 +10,21 @@ notebook, *Kernel → Restart Kernel and Run All Cells*, save, press nbgrader's
 * the release: every cell ran, every self-check printed its line ("not
   implemented yet" / "not answered yet"), no traceback anywhere except each
   grade cell's short assertion listing what is left, and Validate fails on
-  exactly the grade cells;
+  the last grade cell alone, its error first the plain list of what is not
+  finished;
 * the answer keys: every cell ran, no traceback or stderr anywhere, every
   self-check and every grade cell printed ✔, and Validate passes.
 
 Skipped, with the reason, where Chromium or Node.js with npm is missing; the
-first run installs playwright-core with npm into ``tests/browser/node_modules``
-(gitignored), as pinned in ``package-lock.json``.
+first run installs playwright-core (and axe-core, for test_accessibility.py) with npm
+into ``tests/browser/node_modules`` (gitignored), as pinned in ``package-lock.json``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import platform
 import secrets
 import shutil
 import socket
@@ -44,7 +46,6 @@ RELEASE = ROOT / "release" / "attention"
 SOLUTIONS = ROOT / "solutions" / "attention"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 DRIVER = HERE / "student_flow.js"
-PLAYWRIGHT = HERE / "node_modules" / "playwright-core" / "package.json"
 SERVER_START_S = 90
 NODE_TIMEOUT_S = 400
 
@@ -65,14 +66,20 @@ def missing_tools() -> str | None:
     return None
 
 
-def pinned_version() -> str:
+def pinned_versions() -> dict[str, str]:
+    """Each package of package-lock.json (playwright-core, axe-core) -> its pinned version."""
     lock = json.loads((HERE / "package-lock.json").read_text())
-    return lock["packages"]["node_modules/playwright-core"]["version"]
+    return {name[len("node_modules/"):]: entry["version"] for name, entry in lock["packages"].items() if name}
+
+
+def installed_version(package: str) -> str | None:
+    manifest = HERE / "node_modules" / package / "package.json"
+    return json.loads(manifest.read_text())["version"] if manifest.is_file() else None
 
 
 def install_playwright_core() -> None:
-    """``npm ci`` into tests/browser/node_modules, unless the pinned version is there."""
-    if PLAYWRIGHT.is_file() and json.loads(PLAYWRIGHT.read_text())["version"] == pinned_version():
+    """``npm ci`` into tests/browser/node_modules, unless every pinned version is there."""
+    if all(installed_version(name) == version for name, version in pinned_versions().items()):
         return
     proc = subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HERE,
                           capture_output=True, text=True, timeout=300)
@@ -261,6 +268,11 @@ def test_release_in_the_browser(lab):
     for page in shown:
         cells = saved_cells(lab, page["path"])
         check_every_cell_ran(page, cells)
+        # JupyterLab writes the kernel's language_info on opening: the release holds what a kernel on the
+        # Python it was built with reports, so (on that Python) it opens unmodified
+        built_with = nbformat.read(RELEASE / Path(page["path"]).name, as_version=4).metadata.language_info.version
+        if built_with == platform.python_version():
+            assert page["modifiedOnOpen"] is False, f"{page['path']} opened marked as modified"
         checks = self_check_cells(page, cells)
         assert len(checks) >= 18, page["path"]
         for source, text in checks:
@@ -275,8 +287,15 @@ def test_release_in_the_browser(lab):
                 assert errors[0].count("\n") < 20, f"a long traceback in {grade_id(source)}:\n{errors[0]}"
             else:
                 assert not errors, f"{page['path']}: a traceback in\n{source.source}\n{errors}"
-        assert page["validation"].count("The following cell failed") == grade_cells, page["validation"]
-        assert page["validation"].count(": not finished\n") == grade_cells, page["validation"]
+        # Validate: one failed cell, the last grade cell; its error (after its code) is first the plain list
+        # of what is not finished, with no traceback
+        validation = page["validation"]
+        assert validation.count("The following cell failed") == 1, validation
+        assert "Traceback" not in validation and "Cell In[" not in validation, validation
+        first = next(line for line in validation.splitlines() if line.startswith("AssertionError: "))
+        assert first == ("AssertionError: Not finished: sections 1, 2, 3, 4, 5 and 6" if grade_cells > 1 else
+                         "AssertionError: quiz: not finished"), validation
+        assert validation.count(": not finished\n") == grade_cells, validation
 
 
 STUDY_RERUNS = 3
