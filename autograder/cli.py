@@ -178,7 +178,7 @@ def export_command(args: argparse.Namespace) -> int:
             reports.write_atomically(path, export.text)
         except OSError as exc:
             return _usage(f"{path}: cannot write it ({exc.strerror or exc})")
-        print(f"{export.lms}: wrote {path} ({export.rows} student(s), out of {lms.score_text(scores.max_score)})")
+        print(f"{export.lms}: wrote {path} ({export.rows} student(s), out of {lms.score_text(export.out_of)})")
     return 0
 
 

@@ -117,9 +117,12 @@ def test_canvas_and_moodle_from_grades_csv(tmp_path, capsys):
                       "ada@uni.example,100\n"
                       f"ben@uni.example,{lms.score_text(100 * (MAX - POINTS) / MAX)}\n"
                       "cy@uni.example,-\n")
-    err = capsys.readouterr().err
+    said = capsys.readouterr()
+    err = said.err
     assert "no score yet for cy (grader error): written as an empty cell (no score)" in err
     assert f"Moodle: attention is out of 100, rescaled from the assignment's {MAX} points" in err
+    assert f"(4 student(s), out of {MAX})" in said.out.splitlines()[0]  # each file's own maximum
+    assert "(4 student(s), out of 100)" in said.out.splitlines()[1]
 
 
 def test_moodle_points_as_they_are_on_request(tmp_path, capsys):

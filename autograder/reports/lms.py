@@ -242,6 +242,7 @@ class Export:
     text: str
     warnings: tuple[str, ...]
     rows: int
+    out_of: float  # the total's maximum in this file (Moodle's is rescaled, to 100 by default)
 
 
 # Canvas drops a column whose title contains one of these (its read-only columns; the importer's
@@ -280,7 +281,7 @@ def canvas_csv(rows: Sequence[Row], scores: ClassScores, name: str) -> Export:
                   ["Points Possible", "", "", "", "", score_text(scores.max_score)]]
                  + [[spreadsheet_safe(who.get(c, "")) for c in CANVAS_COLUMNS]
                     + ["" if s.total is None else score_text(s.total)] for s, who in rows])
-    return Export("Canvas", out, tuple(warnings), len(rows))
+    return Export("Canvas", out, tuple(warnings), len(rows), scores.max_score)
 
 
 MOODLE_SITE_MAXIMUM = 100.0  # gradepointmax: Moodle refuses an imported grade above it unless unlimitedgrades
@@ -333,7 +334,8 @@ def moodle_csv(rows: Sequence[Row], scores: ClassScores, name: str, *, identifie
     header = [MOODLE_IDENTIFIERS[identifier], spreadsheet_safe(name), *(spreadsheet_safe(f"{name}: {p}") for p in parts)]
     body = [[spreadsheet_safe(who[identifier]), _moodle_score(s.total, scale),
              *(_moodle_score(s.parts.get(p), 1.0) for p in parts)] for s, who in rows]
-    return Export("Moodle", _table([header, *body]), tuple(warnings), len(rows))
+    return Export("Moodle", _table([header, *body]), tuple(warnings), len(rows),
+                  out_of if out_of is not None and scores.max_score > 0 else scores.max_score)
 
 
 def _moodle_score(value: float | None, scale: float) -> str:
