@@ -125,6 +125,8 @@ def forked_main(sock_fd: int, zygote_fd: int, plugin: Any, by_part: dict) -> Non
     sock = socket.socket(fileno=sock_fd)
     try:
         serve(sock, _settings(sock), client, grading_in(plugin, by_part))
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the run closed its line (it ended, or was interrupted): there is no one left to tell
     finally:
         client.close()
 
