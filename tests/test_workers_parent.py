@@ -31,9 +31,10 @@ def _alive(pid: int) -> bool:
 
 
 def test_the_zygote_and_every_worker_come_from_the_workers_parent_and_go_with_the_run():
-    pool = batch.LocalPool(WorkerSettings(secret="parent"), jobs=1)
+    pool = batch.LocalPool(jobs=1)
     submissions = [read_submission(BASE, "one"), read_submission(BASE, "two")]
     try:
+        pool.start(WorkerSettings(secret="parent"))
         pool.warm(len(submissions))
         pool.ready()
         workers = [future.result() for future in pool._warming]
