@@ -27,6 +27,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder import assignment
 from autograder.cli import main as cli_main
 from autograder.isolation.policy import inside, sandbox_view
 from autograder.nbgrader import gradebook as G
@@ -317,6 +318,61 @@ def test_the_converter_shares_one_database_engine(course, graded, tmp_path, monk
             assert update.written == [student] and not update.errors, update
     assert len(made) == 1, made  # nbgrader alone opens over 60 for one batch here
     assert api.create_engine.__name__ == "<lambda>"  # what it was before record(), put back
+
+
+def _written(root: Path, course_id: str) -> tuple[list, dict]:
+    """What the gradebook writer leaves in a course: the gradebook's students, submissions, grades and
+    comments, and the autograded notebooks."""
+    from nbgrader.api import Gradebook
+
+    rows: list = []
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}", course_id) as gb:
+        for submission in gb.assignment_submissions(ASSIGNMENT):
+            student = submission.student
+            rows.append((student.id, student.first_name, student.last_name, str(submission.timestamp)))
+            for notebook in submission.notebooks:
+                rows += [(student.id, notebook.name, g.name, g.auto_score, g.manual_score, g.needs_manual_grade)
+                         for g in notebook.grades]
+                rows += [(student.id, notebook.name, c.name, c.auto_comment, c.manual_comment) for c in notebook.comments]
+    notebooks = {p.relative_to(root): p.read_bytes() for p in sorted((root / "autograded").rglob("*")) if p.is_file()}
+    return sorted(rows, key=repr), notebooks
+
+
+def test_the_speedups_write_what_nbgrader_alone_writes(course, graded, tmp_path, monkeypatch):
+    """The gradebook writer's speed-ups that replace parts of nbgrader's code (shared engines, a notebook's
+    cells read at once, its grades committed at once, the metadata schema checked once) apply only with the
+    versions they were written for (G.WRITTEN_FOR, as requirements.lock pins them); with any other,
+    nbgrader's own code runs. Both ways, the class's gradebook holds the same rows and its autograded
+    notebooks are the same, byte for byte."""
+    from nbgrader import api
+    from nbgrader.api import Gradebook
+
+    out, _ = graded
+    written, engines = {}, {}
+    create_engine = api.create_engine
+    for way in ("sped up", "nbgrader's own code"):
+        if way != "sped up":
+            monkeypatch.setattr(G, "WRITTEN_FOR", {})  # as with versions they were not written for
+        copy = tmp_path / way
+        shutil.copytree(course.root, copy)
+        shutil.rmtree(copy / "autograded")
+        with Gradebook(f"sqlite:///{copy / 'gradebook.db'}", course.course_id) as gb:  # as after collect
+            for student in STUDENTS:
+                gb.remove_student(student)
+        opened = open_course(ASSIGNMENT, copy)
+        made = []
+        monkeypatch.setattr(api, "create_engine", lambda *args, **kwargs: made.append(args) or create_engine(*args, **kwargs))
+        with G.SharedEngines() as shared:  # one batch per student, as the run's writer
+            for student in STUDENTS:
+                update = G.record(opened, out, [student], engines=shared)
+                assert update.written == [student] and not update.errors, update
+        monkeypatch.setattr(api, "create_engine", create_engine)
+        written[way], engines[way] = _written(copy, course.course_id), len(made)
+    assert engines["sped up"] == 1 and engines["nbgrader's own code"] > len(STUDENTS), engines
+    rows, notebooks = written["sped up"]
+    assert len(rows) > len(STUDENTS)
+    assert sum(path.suffix == ".ipynb" for path in notebooks) == len(STUDENTS) * len(assignment.NOTEBOOKS)
+    assert written["sped up"] == written["nbgrader's own code"]
 
 
 def test_opening_a_course_does_not_build_the_iri_grammars(course):

@@ -11,6 +11,11 @@ each grade cell's auto score, late penalties. So ``nbgrader export``, the formgr
 Then, through ``nbgrader.api.Gradebook``, every grade cell ``grade-<part>`` is checked to
 hold its part's score (set here where a student deleted the cell), a submission we could
 not grade is left for manual grading, and a student without a name gets their id as one.
+
+While the converter runs, a few parts of nbgrader's code are replaced by faster ones that write the same
+(`SharedEngines`, `_cells_read_per_notebook`, `_grades_committed_per_notebook`,
+`_metadata_schema_checked_once`), only with the library versions they were written for (`WRITTEN_FOR`);
+docs/performance.md says what each buys.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import os
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Iterable, Iterator
@@ -179,6 +185,28 @@ def _autograde_preprocessors(app: Any) -> list:
     return replaced
 
 
+# The versions of the libraries whose code the speed-ups below replace in part, as requirements.lock pins
+# them: they were written for these, and tests/test_nbgrader_integration.py checks that with them the
+# gradebook and autograded notebooks are those nbgrader's own code writes. With any other version
+# installed, nbgrader's own code runs.
+WRITTEN_FOR = {"nbgrader": "0.9.6", "SQLAlchemy": "2.1.9", "jsonschema": "4.26.0"}
+
+
+@lru_cache(maxsize=None)
+def _installed(package: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
+def patches_apply(*packages: str) -> bool:
+    """Whether the installed versions of `packages` are those the speed-ups were written for."""
+    return all(_installed(package) == WRITTEN_FOR.get(package) for package in packages)
+
+
 def _why_rejected(log: str) -> str:
     """The gist of nbgrader's complaint, from its log."""
     lines = [line for line in log.splitlines() if line.strip() and not line.startswith("[INFO]")]
@@ -254,10 +282,15 @@ def _metadata_schema_checked_once() -> Iterator[None]:
     """nbgrader checks each cell's nbgrader metadata with ``jsonschema.validate``, which first checks
     the schema itself against jsonschema's metaschema, on every cell. For the converter's run, the same
     validation by a validator whose schema was checked once in this process (nbgrader's module is given
-    it in place of the jsonschema module; nothing else changes)."""
+    it in place of the jsonschema module; nothing else changes). Only with the versions of nbgrader and
+    jsonschema it was written for (`patches_apply`)."""
     import jsonschema
     from jsonschema.exceptions import best_match
     from nbgrader.nbgraderformat import common
+
+    if not patches_apply("nbgrader", "jsonschema"):
+        yield
+        return
     checked = _SCHEMA_VALIDATORS
 
     def validate(instance: Any, schema: dict) -> None:
@@ -282,7 +315,8 @@ class SharedEngines:
     """nbgrader opens a new ``Gradebook``, with a new SQLAlchemy engine, for each step of each notebook, and
     each engine compiles every query afresh (SQLAlchemy caches compiled SQL per engine). While
     ``installed``, the gradebooks of one database share one engine, for as long as this object lives (a
-    run's every batch); ``close`` (or leaving its ``with``) disposes of them."""
+    run's every batch); ``close`` (or leaving its ``with``) disposes of them. Only with the versions of
+    nbgrader and SQLAlchemy it was written for (`patches_apply`); with others, nbgrader's own engines."""
 
     def __init__(self) -> None:
         self._engines: dict[str, Any] = {}
@@ -297,6 +331,9 @@ class SharedEngines:
     def installed(self) -> Iterator[None]:
         from nbgrader import api
 
+        if not patches_apply("nbgrader", "SQLAlchemy"):
+            yield
+            return
         create_engine = api.create_engine
 
         def shared(url: Any, **kwargs: Any) -> Any:
@@ -323,9 +360,14 @@ def _cells_read_per_notebook() -> Iterator[None]:
     own, and ``SaveAutoGrades`` each grade and comment: some ninety queries per notebook. For the
     converter's run, their gradebooks read all of a notebook's source cells (or graded cells, grades,
     comments) with one query per kind of cell, the first time one is asked for; a name not among them is
-    looked up as nbgrader does (and is missing as it would be)."""
+    looked up as nbgrader does (and is missing as it would be). Only with the versions of nbgrader and
+    SQLAlchemy it was written for (`patches_apply`)."""
     from nbgrader import api
     from nbgrader.preprocessors import overwritecells, saveautogrades
+
+    if not patches_apply("nbgrader", "SQLAlchemy"):
+        yield
+        return
 
     def in_notebook(db: Any, cell: Any, notebook: str, assignment: str) -> list:
         """(name, cell) of every cell of kind `cell` (SourceCell, GradeCell, ...) of a notebook."""
@@ -389,8 +431,13 @@ def _cells_read_per_notebook() -> Iterator[None]:
 def _grades_committed_per_notebook() -> Iterator[None]:
     """nbgrader's ``SaveAutoGrades`` commits after every grade and every comment it sets: some seventy
     synced SQLite commits per notebook. For the converter's run, its gradebook commits once, when the
-    notebook's cells are done, in one flush of every change (the same records; none when it fails)."""
+    notebook's cells are done, in one flush of every change (the same records; none when it fails). Only
+    with the versions of nbgrader and SQLAlchemy it was written for (`patches_apply`)."""
     from nbgrader.preprocessors import saveautogrades
+
+    if not patches_apply("nbgrader", "SQLAlchemy"):
+        yield
+        return
 
     class CommittedWhenClosed(saveautogrades.Gradebook):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
