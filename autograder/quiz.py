@@ -233,7 +233,7 @@ def _course_settings(course_root: Path) -> tuple[str, bool | None, str]:
     except (OSError, ValueError):
         return _released_mode(), None, "the mode of the grader's release"
     found = quiz_settings(text)
-    if found is None:  # not plain literals: what traitlets makes of the file (imports nbgrader: a second)
+    if found is None:  # not plain literals: what traitlets makes of the file (imports nbgrader)
         try:
             from .nbgrader.quizrelease import settings
 
@@ -251,7 +251,8 @@ def _course_settings(course_root: Path) -> tuple[str, bool | None, str]:
 
 def quiz_settings(config: str) -> dict[str, Any] | None:
     """The last `c.QuizRelease.mode` and `c.QuizRelease.counts` that a course's nbgrader_config.py sets, read
-    without running it (running it imports nbgrader, a second on every grading run); None when one is set
+    without running it (running it imports nbgrader, on every grading run in a course's folder and in every
+    quiz grade cell under `nbgrader autograde`; docs/performance.md); None when one is set
     to anything but a literal, or inside a block (then only running the file says what it is)."""
     try:
         tree = ast.parse(config)

@@ -167,8 +167,7 @@ class LocalPool:
 
     def warm(self, submissions: int) -> None:
         """Start the workers that grading `submissions` will use now, while the zygote still imports and
-        probes: each forks and collects the graders meanwhile (a tenth of a second or two). None is sent a
-        submission before `ready`."""
+        probes: each forks and collects the graders meanwhile. None is sent a submission before `ready`."""
         self._started_zygote()
         count = min(self.workers, submissions) - len(self._warming)
         starting = ThreadPoolExecutor(max(1, count), thread_name_prefix="worker-start")

@@ -277,7 +277,7 @@ def bounded_numel(shape: Any, limit: int) -> int:
 
 
 def unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The index of entry `flat` of a tensor of `shape` (torch.unravel_index would import sympy: 0.5 s)."""
+    """The index of entry `flat` of a tensor of `shape` (torch.unravel_index would import sympy)."""
     index = []
     for size in reversed(shape):
         flat, i = divmod(flat, size)

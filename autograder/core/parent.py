@@ -171,8 +171,8 @@ def main(fd: int) -> None:
 
 def _serve(control: socket.socket, plugin: Any, by_part: dict, interrupt: Any) -> None:
     """Fork a worker for every request, inside the collected session; once the run closes the line, end
-    at once (nothing to tear down: pytest's session and the interpreter's would take the run a fifth of
-    a second)."""
+    at once (nothing to tear down: pytest's session and the interpreter's teardown would only delay
+    the run)."""
     _fork_workers(control, plugin, by_part, interrupt)
     os._exit(0)
 

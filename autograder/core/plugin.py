@@ -73,8 +73,8 @@ class GradingPlugin:
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         """A failed check's feedback is our own message (see _feedback); pytest's report of it is never
-        read, and even its shortest form walks and filters the whole traceback (a fifth of the time of a
-        part whose checks fail): each test reports its exception's first line instead."""
+        read, and even its shortest form walks and filters the whole traceback: each test reports its
+        exception's first line instead."""
         for item in items:
             item.repr_failure = item._repr_failure_py = _exception_line
 

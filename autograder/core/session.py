@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 CUDA_RESERVE_BYTES = 2**30  # of each GPU, kept by a grading worker for its own CUDA reference values
 # pytest's plugins that graders never use, off: several of them hook every phase of every check (some hundred
-# checks per submission; these last twelve, 3 to 4 % of a grading worker's CPU time)
+# checks per submission)
 UNUSED_PLUGINS = ("cacheprovider", "terminal", "warnings", "logging", "doctest", "junitxml", "pastebin", "stepwise",
                   "unittest", "faulthandler", "unraisableexception", "threadexception", "debugging", "legacypath",
                   "tmpdir", "monkeypatch", "recwarn", "setuponly", "setupplan", "subtests")

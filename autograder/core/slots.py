@@ -5,8 +5,8 @@ than cores busy without two computations ever sharing a core.
 A slot is an exclusive lock (flock) on one of N memory files that the run creates; each worker opens
 them afresh through /proc, so each holds its own lock, which the kernel frees when the worker dies.
 Workers waiting for a slot queue at one more file, the gate, in a blocking lock that costs no CPU:
-only the first in line looks at the slots until one is free (every waiter looking, every 2 ms, cost
-some 1 % of a core each).
+only the first in line looks at the slots until one is free (rather than every waiter looking, every
+2 ms).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 A quiz notebook's cells give each answer a literal (`answer_q01 = "c"`) and import the released
 helper that every sandbox has imported already. Running them in a sandbox (a process forked and
-confined for the notebook, one more for the part, a round trip per answer: some 40 ms of CPU a
-submission) gives what reading them gives: the last literal each name was given. So where every
+confined for the notebook, one more for the part, a round trip per answer; docs/performance.md says
+what that costs) gives what reading them gives: the last literal each name was given. So where every
 statement of a part's cells is such an assignment, a constant, or an import of a module every sandbox
 imported beforehand, `LiteralChannel` answers loading and reading those names from what
 `ast.literal_eval` reads, and nothing runs. Whatever else it is asked (a name the cells do not assign,

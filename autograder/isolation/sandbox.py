@@ -613,7 +613,7 @@ FONT_LIST_BYTES = 2**20  # matplotlib's font list of a machine with many fonts i
 def matplotlib_font_list(preload: Iterable[str]) -> dict[str, bytes]:
     """The font list matplotlib keeps in this user's cache (read, never written), by file name, when the
     zygote is to import matplotlib: in its own, private matplotlib folder it saves the zygote scanning
-    the system's fonts again (a tenth of a second before the first sandbox of every run). matplotlib
+    the system's fonts again (before the first sandbox of every run). matplotlib
     checks the list's version itself, and builds its own where none is given."""
     if not any(module.split(".")[0] == "matplotlib" for module in preload):
         return {}

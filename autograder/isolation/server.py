@@ -93,9 +93,8 @@ def missing_module_message(name: str) -> str:
 def run_as_written(model: Any = None, **options: Any) -> Any:
     """torch.compile in a sandbox: the function or module it is given, unchanged. Grading judges what the
     code computes: compiled for real, a first call fails in a sandbox (inductor's precompiled C++ header
-    cannot be built there: CppCompileError) and costs about 15 s of a core outside one, which no check
-    measures. torch's own switch (TORCH_COMPILE_DISABLE) still imports the compiler: 1.6 s and 116 MiB
-    per sandbox."""
+    cannot be built there: CppCompileError) and costs seconds of a core outside one, which no check
+    measures. torch's own switch (TORCH_COMPILE_DISABLE) still imports the compiler, in every sandbox."""
     return (lambda fn: fn) if model is None else model
 
 

@@ -29,7 +29,7 @@ import struct
 import sys
 import tempfile
 
-from . import cgroups, confinement, frames, hugepages, identity, inside
+from . import cgroups, confinement, frames, identity, inside
 from .limits import SandboxConfig
 from .protocol import ATTACH, SPAWN
 
@@ -121,19 +121,14 @@ def _preload(config: SandboxConfig) -> None:
 
 
 def _serve(control: socket.socket, config: SandboxConfig, host: confinement.Host, own_pid_ns: int) -> None:
-    """Fork a sandbox for every request, on every attached line, until the owner's line closes; while no
-    request waits, collapse the next chunk of this process's memory into a huge page (see hugepages)."""
+    """Fork a sandbox for every request, on every attached line, until the owner's line closes."""
     lines = selectors.DefaultSelector()
     lines.register(control, selectors.EVENT_READ)
     names: dict[int, str] = {}  # pid -> its cgroup
     pending: set[str] = set()  # cgroups of sandboxes that have ended, still to remove
-    uncollapsed = _chunks_to_collapse()
     count = 0
     while True:
-        requests = lines.select(timeout=0 if uncollapsed else None)
-        if not requests and uncollapsed:
-            hugepages.collapse(uncollapsed.pop())
-        for key, _ in requests:
+        for key, _ in lines.select():
             line = key.fileobj
             try:
                 message, fds, _, _ = socket.recv_fds(line, 16, 1)
@@ -157,17 +152,6 @@ def _serve(control: socket.socket, config: SandboxConfig, host: confinement.Host
             if pid is not None:
                 names[pid] = name
             _reap(names, pending, host.cgroups)
-
-
-def _chunks_to_collapse() -> list[int]:
-    """This process's memory that forks would copy, in chunks; none where the run's memory is too tight."""
-    if not hugepages.worth_collapsing(cgroups.memory_limit()):
-        return []
-    try:
-        with open("/proc/self/maps") as maps:
-            return hugepages.chunks(maps.read())
-    except OSError:
-        return []
 
 
 def _fork_one(line: socket.socket, fd: int, config: SandboxConfig, host: confinement.Host, name: str, own_pid_ns: int,

@@ -57,7 +57,7 @@ class NbgraderCourse:
 
 def _without_iri_grammars() -> None:
     """nbgrader imports jsonschema, which imports ``rfc3987_syntax`` when it is installed, and that
-    builds some forty parsers at import (1.5 s, most of a grading run's start-up) for the "iri"
+    builds some forty parsers at import (most of a grading run's start-up) for the "iri"
     string formats of JSON schemas, which nothing in a run checks. Marked as absent, it is not
     imported, and jsonschema goes without those two formats (as it does when it is not installed)."""
     if "jsonschema" not in sys.modules:

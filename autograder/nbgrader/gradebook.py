@@ -11,6 +11,11 @@ each grade cell's auto score, late penalties. So ``nbgrader export``, the formgr
 Then, through ``nbgrader.api.Gradebook``, every grade cell ``grade-<part>`` is checked to
 hold its part's score (set here where a student deleted the cell), a submission we could
 not grade is left for manual grading, and a student without a name gets their id as one.
+
+While the converter runs, a few parts of nbgrader's code are replaced by faster ones that write the same
+(`SharedEngines`, `_cells_read_per_notebook`, `_grades_committed_per_notebook`,
+`_metadata_schema_checked_once`), only with the library versions they were written for (`WRITTEN_FOR`);
+docs/performance.md says what each buys.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import os
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Iterable, Iterator
@@ -167,19 +173,38 @@ def _record(course: NbgraderCourse, reports: Path, students: Iterable[str], ungr
 
 
 def _autograde_preprocessors(app: Any) -> list:
-    """The course's Autograde pipeline with nbgrader's Execute replaced by ScoreFromReports, and
-    without its last CheckCellMetadata: nothing here changes a cell's metadata, and the sanitising
-    pass before has just checked it (the check is a third of nbgrader's time)."""
+    """The course's Autograde pipeline with nbgrader's Execute replaced by ScoreFromReports."""
     from nbgrader.converters import Autograde
-    from nbgrader.preprocessors import CheckCellMetadata, Execute
+    from nbgrader.preprocessors import Execute
 
     configured = app.config.get("Autograde", {}).get("autograde_preprocessors")
     pipeline = list(configured) if configured else Autograde.class_traits()["autograde_preprocessors"].default()
-    replaced = [ScoreFromReports if isinstance(pp, type) and issubclass(pp, Execute) else pp for pp in pipeline
-                if pp is not CheckCellMetadata]
+    replaced = [ScoreFromReports if isinstance(pp, type) and issubclass(pp, Execute) else pp for pp in pipeline]
     if ScoreFromReports not in replaced:
         raise CourseError("the course's Autograde.autograde_preprocessors has no Execute step to replace")
     return replaced
+
+
+# The versions of the libraries whose code the speed-ups below replace in part, as requirements.lock pins
+# them: they were written for these, and tests/test_nbgrader_integration.py checks that with them the
+# gradebook and autograded notebooks are those nbgrader's own code writes. With any other version
+# installed, nbgrader's own code runs.
+WRITTEN_FOR = {"nbgrader": "0.9.6", "SQLAlchemy": "2.1.9", "jsonschema": "4.26.0"}
+
+
+@lru_cache(maxsize=None)
+def _installed(package: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
+def patches_apply(*packages: str) -> bool:
+    """Whether the installed versions of `packages` are those the speed-ups were written for."""
+    return all(_installed(package) == WRITTEN_FOR.get(package) for package in packages)
 
 
 def _why_rejected(log: str) -> str:
@@ -202,6 +227,7 @@ def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list
     config.ScoreFromReports.reports = str(reports)
     config.ScoreFromReports.folders = folders
     # nbconvert checks the whole notebook against its schema after every step; once, after the last, will do
+    # (nbconvert's own setting: nothing of it is replaced)
     config.Exporter.optimistic_validation = True
     app.update_config(config)
     coursedir = app.coursedir
@@ -211,9 +237,7 @@ def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list
     coursedir.student_id_exclude = ",".join(sorted(set(course.submissions()) - set(graded)))
     try:
         with _log_to_buffer(app) as log, _in_folder(course.root), _metadata_schema_checked_once(), \
-                _cells_read_per_notebook(), _grades_committed_per_notebook(), \
-                _notebooks_uncopied_and_validated_once(), _sanitised_notebooks_kept_in_memory(), \
-                warnings.catch_warnings():
+                _cells_read_per_notebook(), _grades_committed_per_notebook(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SQLAlchemy's autoflush warnings from inside nbgrader
             converter = Autograde(coursedir=coursedir, parent=app)
             converter.force = True
@@ -256,14 +280,17 @@ _SCHEMA_VALIDATORS: dict[str, Any] = {}  # nbgrader's metadata schema (as JSON) 
 @contextmanager
 def _metadata_schema_checked_once() -> Iterator[None]:
     """nbgrader checks each cell's nbgrader metadata with ``jsonschema.validate``, which first checks
-    the schema itself against jsonschema's metaschema, on every cell: a sixth of the converter's
-    time. For the converter's run, the same validation by a validator whose schema was checked once
-    in this process (nbgrader's module is given it in place of the jsonschema module; nothing else
-    changes)."""
+    the schema itself against jsonschema's metaschema, on every cell. For the converter's run, the same
+    validation by a validator whose schema was checked once in this process (nbgrader's module is given
+    it in place of the jsonschema module; nothing else changes). Only with the versions of nbgrader and
+    jsonschema it was written for (`patches_apply`)."""
     import jsonschema
     from jsonschema.exceptions import best_match
     from nbgrader.nbgraderformat import common
 
+    if not patches_apply("nbgrader", "jsonschema"):
+        yield
+        return
     checked = _SCHEMA_VALIDATORS
 
     def validate(instance: Any, schema: dict) -> None:
@@ -284,100 +311,15 @@ def _metadata_schema_checked_once() -> Iterator[None]:
         common.jsonschema = saved
 
 
-@contextmanager
-def _notebooks_uncopied_and_validated_once() -> Iterator[None]:
-    """For each notebook, nbconvert deep-copies it (and its resources) twice before the preprocessors run,
-    and once more to normalise it, and nbformat copies it again to write it, and validates it again, just
-    after nbconvert did (which raises where it is invalid): a fifth of the converter's time, in pure Python.
-    The converter reads each notebook from its file, writes it, and keeps nothing of it: for the
-    converter's run, those copies are the notebook itself, and it is written without the second
-    validation (the same notebook, the same file). (nbformat's ``isvalid``, which the converter does not
-    call, would then check that validation left the notebook as it was against itself.)"""
-    import nbformat
-    from nbconvert.exporters import exporter, notebook
-    from nbformat import validator
-    from nbformat.v4 import nbjson
-
-    def writes_validated(nb: Any, version: Any = nbformat.NO_CONVERT, **kwargs: Any) -> str:
-        """``nbformat.writes`` without its validation (nbconvert's has just run on this notebook)."""
-        if version is not nbformat.NO_CONVERT:
-            nb = nbformat.convert(nb, version)
-        else:
-            version, _ = nbformat.reader.get_version(nb)
-        return nbformat.versions[version].writes_json(nb, **kwargs)
-
-    itself = SimpleNamespace(deepcopy=lambda value, memo=None: value)
-    saved = exporter.copy, nbjson.copy, validator.deepcopy, notebook.nbformat
-    exporter.copy = nbjson.copy = itself
-    validator.deepcopy = itself.deepcopy
-    notebook.nbformat = SimpleNamespace(**{**vars(nbformat), "writes": writes_validated})
-    try:
-        yield
-    finally:
-        exporter.copy, nbjson.copy, validator.deepcopy, notebook.nbformat = saved
-
-
-@contextmanager
-def _sanitised_notebooks_kept_in_memory() -> Iterator[None]:
-    """``Autograde`` runs two pipelines on each notebook: the first sanitises it and writes it into
-    ``autograded/``, the second reads that file back, grades it and writes it over. Writing the sanitised
-    notebook as JSON and reading it back is a sixth of the converter's time. For the converter's run, the
-    first pipeline's notebook goes to the second as the file would have given it back (transient fields
-    stripped, every mapping a NotebookNode; the first pipeline has just validated it), and only the graded
-    one is written."""
-    import datetime
-
-    import nbformat
-    from nbconvert.exporters.exporter import Exporter, ResourcesDict
-    from nbformat.v4.rwbase import strip_transient
-    from nbgrader.converters import Autograde, base
-
-    convert = base.BaseConverter.convert_single_notebook
-    sanitised: dict[str, tuple[Any, str]] = {}  # where the file would have been -> (notebook, its date)
-
-    def in_memory(self: Any, notebook_filename: str) -> None:
-        if not isinstance(self, Autograde):
-            return convert(self, notebook_filename)
-        resources = self.init_single_notebook_resources(notebook_filename)
-        folder, name = os.path.split(notebook_filename)
-        if self._sanitizing:  # as nbconvert's Exporter.from_filename, then its preprocessors alone
-            date = datetime.datetime.fromtimestamp(os.path.getmtime(notebook_filename), tz=datetime.timezone.utc)
-            with open(notebook_filename, encoding="utf-8") as file:
-                notebook = nbformat.read(file, as_version=4)
-            modified = date.strftime("%B %-d, %Y")
-            resources["metadata"] = ResourcesDict(name=os.path.splitext(name)[0], path=folder, modified_date=modified)
-            notebook, resources = Exporter.from_notebook_node(self.exporter, notebook, resources)
-            self.writer.build_directory = self._format_dest(resources["nbgrader"]["assignment"],
-                                                            resources["nbgrader"]["student"])
-            sanitised[os.path.join(self.writer.build_directory, name)] = (notebook, modified)
-            return None
-        notebook, modified = sanitised.pop(notebook_filename)
-        notebook = nbformat.from_dict(strip_transient(notebook))
-        resources["metadata"] = ResourcesDict(name=os.path.splitext(name)[0], path=folder, modified_date=modified)
-        output, resources = self.exporter.from_notebook_node(notebook, resources)
-        self.write_single_notebook(output, resources)
-        return None
-
-    base.BaseConverter.convert_single_notebook = in_memory
-    try:
-        yield
-    finally:
-        base.BaseConverter.convert_single_notebook = convert
-
-
 class SharedEngines:
-    """nbgrader opens a new ``Gradebook``, with a new SQLAlchemy engine, for each step of each notebook:
-    some five hundred for a class of forty, each compiling every query afresh (SQLAlchemy caches
-    compiled SQL per engine), listing and checking the tables and looking the course up. While
-    ``installed``, the gradebooks of one database share one engine, whose tables and courses are
-    checked once, for as long as this object lives (a run's every batch: a batch of one student
-    compiled some twenty queries again, and checked the tables six times); ``close`` (or leaving its
-    ``with``) disposes of them."""
+    """nbgrader opens a new ``Gradebook``, with a new SQLAlchemy engine, for each step of each notebook, and
+    each engine compiles every query afresh (SQLAlchemy caches compiled SQL per engine). While
+    ``installed``, the gradebooks of one database share one engine, for as long as this object lives (a
+    run's every batch); ``close`` (or leaving its ``with``) disposes of them. Only with the versions of
+    nbgrader and SQLAlchemy it was written for (`patches_apply`); with others, nbgrader's own engines."""
 
     def __init__(self) -> None:
         self._engines: dict[str, Any] = {}
-        self._tables: dict[int, list[str]] = {}  # id of an engine -> its tables, once they exist
-        self._courses: set[tuple[int, str]] = set()  # (id of an engine, course id) checked
 
     def __enter__(self) -> "SharedEngines":
         return self
@@ -389,6 +331,9 @@ class SharedEngines:
     def installed(self) -> Iterator[None]:
         from nbgrader import api
 
+        if not patches_apply("nbgrader", "SQLAlchemy"):
+            yield
+            return
         create_engine = api.create_engine
 
         def shared(url: Any, **kwargs: Any) -> Any:
@@ -399,8 +344,7 @@ class SharedEngines:
 
         api.create_engine = shared
         try:
-            with _tables_and_course_checked_once(self._tables, self._courses):
-                yield
+            yield
         finally:
             api.create_engine = create_engine
 
@@ -408,57 +352,22 @@ class SharedEngines:
         for engine in self._engines.values():
             engine.dispose()
         self._engines.clear()
-        self._tables.clear()
-        self._courses.clear()
-
-
-@contextmanager
-def _tables_and_course_checked_once(checked: dict[int, list[str]], courses: set[tuple[int, str]]) -> Iterator[None]:
-    """Each new ``Gradebook`` lists the database's tables, has SQLAlchemy check every one of them
-    (``create_all``) and looks its course up (``check_course``, creating it where missing), some sixteen
-    times per student. Meanwhile, each engine's tables are checked once (kept in `checked`), and each
-    course once per engine (in `courses`); a database without tables is still created as nbgrader does."""
-    from nbgrader import api
-
-    inspect, metadata, check_course = api.inspect, api.Base.metadata, api.Gradebook.check_course
-
-    def tables_of(engine: Any) -> SimpleNamespace:
-        if id(engine) not in checked:
-            names = inspect(engine).get_table_names()
-            if not names:  # nbgrader is about to create them, and its alembic version with them
-                return SimpleNamespace(get_table_names=lambda: names)
-            checked[id(engine)] = names
-        return SimpleNamespace(get_table_names=lambda: checked[id(engine)])
-
-    def create_all(bind: Any, **kwargs: Any) -> None:
-        if id(bind) not in checked or kwargs:
-            type(metadata).create_all(metadata, bind=bind, **kwargs)
-
-    def course_checked(gradebook: Any, course_id: str = "default_course", **kwargs: Any) -> Any:
-        key = (id(gradebook.engine), course_id)
-        if key in courses and not kwargs:  # only Gradebook.__init__ asks, and only for the check
-            return None
-        found = check_course(gradebook, course_id, **kwargs)
-        courses.add(key)
-        return found
-
-    api.inspect, metadata.create_all, api.Gradebook.check_course = tables_of, create_all, course_checked
-    try:
-        yield
-    finally:
-        api.inspect, api.Gradebook.check_course = inspect, check_course
-        del metadata.create_all
 
 
 @contextmanager
 def _cells_read_per_notebook() -> Iterator[None]:
     """nbgrader's ``OverwriteCells`` looks up each cell of a notebook in the gradebook with a query of its
-    own, and ``SaveAutoGrades`` each grade and comment: some ninety queries per notebook, two fifths of
-    the converter's time. For the converter's run, their gradebooks read all of a notebook's source
-    cells (or graded cells, grades, comments) with one query per kind of cell, the first time one is
-    asked for; a name not among them is looked up as nbgrader does (and is missing as it would be)."""
+    own, and ``SaveAutoGrades`` each grade and comment: some ninety queries per notebook. For the
+    converter's run, their gradebooks read all of a notebook's source cells (or graded cells, grades,
+    comments) with one query per kind of cell, the first time one is asked for; a name not among them is
+    looked up as nbgrader does (and is missing as it would be). Only with the versions of nbgrader and
+    SQLAlchemy it was written for (`patches_apply`)."""
     from nbgrader import api
     from nbgrader.preprocessors import overwritecells, saveautogrades
+
+    if not patches_apply("nbgrader", "SQLAlchemy"):
+        yield
+        return
 
     def in_notebook(db: Any, cell: Any, notebook: str, assignment: str) -> list:
         """(name, cell) of every cell of kind `cell` (SourceCell, GradeCell, ...) of a notebook."""
@@ -522,8 +431,13 @@ def _cells_read_per_notebook() -> Iterator[None]:
 def _grades_committed_per_notebook() -> Iterator[None]:
     """nbgrader's ``SaveAutoGrades`` commits after every grade and every comment it sets: some seventy
     synced SQLite commits per notebook. For the converter's run, its gradebook commits once, when the
-    notebook's cells are done, in one flush of every change (the same records; none when it fails)."""
+    notebook's cells are done, in one flush of every change (the same records; none when it fails). Only
+    with the versions of nbgrader and SQLAlchemy it was written for (`patches_apply`)."""
     from nbgrader.preprocessors import saveautogrades
+
+    if not patches_apply("nbgrader", "SQLAlchemy"):
+        yield
+        return
 
     class CommittedWhenClosed(saveautogrades.Gradebook):
         def __init__(self, *args: Any, **kwargs: Any) -> None:

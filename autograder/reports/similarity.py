@@ -36,8 +36,8 @@ characters matching on each side (one alike line is the obvious solution, not a 
 corpus (tests/similarity_corpus.py) independent solutions of the same stubs score at most about 0.6
 and disguised copies 0.8 to 1, so the default is 0.75.
 
-Comparing every pair with copydetect's compare_files, one pair and part at a time, costs about
-0.25 ms: two minutes for 400 students. `_matches` computes the same numbers for every pair of a
+Comparing every pair with copydetect's compare_files, one pair and part at a time, takes minutes for
+a few hundred students. `_matches` computes the same numbers for every pair of a
 part at once with numpy (from copydetect's fingerprints and their positions: no winnowing of our
 own), and compare_files is called only for the pairs shown side by side, for where their matching
 regions are. tests/benchmarks/similarity.py measures it; tests/test_similarity.py checks that both
@@ -298,8 +298,7 @@ class Similarity:
 @lru_cache(maxsize=None)
 def _copydetect():
     """copydetect, loaded with a stand-in for the matplotlib.pyplot it imports for the plots of its own
-    HTML report, which nothing here makes: pyplot's import is a second of every run, and builds a font
-    cache. (Where pyplot is already loaded, copydetect gets it.)"""
+    HTML report, which nothing here makes: pyplot's import is slow, and builds a font cache. (Where pyplot is already loaded, copydetect gets it.)"""
     stand_ins = {} if "matplotlib.pyplot" in sys.modules else \
         {name: types.ModuleType(name) for name in ("matplotlib", "matplotlib.pyplot") if name not in sys.modules}
     sys.modules.update(stand_ins)

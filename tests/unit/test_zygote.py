@@ -41,10 +41,9 @@ def _says_its_name(sock: socket.socket, config: object, host: confinement.Host, 
 
 @pytest.fixture
 def stubbed(monkeypatch) -> None:
-    """Sandboxes forked plainly (no namespaces) that only say their name; no memory collapsed meanwhile."""
+    """Sandboxes forked plainly (no namespaces) that only say their name."""
     monkeypatch.setattr(confinement, "fork_sandbox", lambda mode, own_pid_ns: os.fork())
     monkeypatch.setattr(inside, "serve", _says_its_name)
-    monkeypatch.setattr(zygote, "_chunks_to_collapse", lambda: [])
 
 
 @pytest.fixture
