@@ -31,6 +31,7 @@ from autograder import assignment
 from autograder.cli import main as cli_main
 from autograder.isolation.policy import inside, sandbox_view
 from autograder.nbgrader import gradebook as G
+from autograder.nbgrader import versions
 from autograder.nbgrader.course import open_course
 from tools import course as C
 from tools import demo
@@ -341,7 +342,7 @@ def _written(root: Path, course_id: str) -> tuple[list, dict]:
 def test_the_speedups_write_what_nbgrader_alone_writes(course, graded, tmp_path, monkeypatch):
     """The gradebook writer's speed-ups that replace parts of nbgrader's code (shared engines, a notebook's
     cells read at once, its grades committed at once, the metadata schema checked once) apply only with the
-    versions they were written for (G.WRITTEN_FOR, as requirements.lock pins them); with any other,
+    versions they were written for (versions.WRITTEN_FOR, as requirements.lock pins them); with any other,
     nbgrader's own code runs. Both ways, the class's gradebook holds the same rows and its autograded
     notebooks are the same, byte for byte."""
     from nbgrader import api
@@ -357,7 +358,7 @@ def test_the_speedups_write_what_nbgrader_alone_writes(course, graded, tmp_path,
 
     for way in ("sped up", "nbgrader's own code"):
         if way != "sped up":
-            monkeypatch.setattr(G, "WRITTEN_FOR", {})  # as with versions they were not written for
+            monkeypatch.setattr(versions, "WRITTEN_FOR", {})  # as with versions they were not written for
         copy = tmp_path / way
         shutil.copytree(course.root, copy)
         shutil.rmtree(copy / "autograded")

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .versions import patches_apply
+
 
 class CourseError(Exception):
     """The current folder is not an nbgrader course ready to grade (no gradebook, assignment not
@@ -59,8 +61,9 @@ def _without_iri_grammars() -> None:
     """nbgrader imports jsonschema, which imports ``rfc3987_syntax`` when it is installed, and that
     builds some forty parsers at import (most of a grading run's start-up) for the "iri"
     string formats of JSON schemas, which nothing in a run checks. Marked as absent, it is not
-    imported, and jsonschema goes without those two formats (as it does when it is not installed)."""
-    if "jsonschema" not in sys.modules:
+    imported, and jsonschema goes without those two formats (as it does when it is not installed); only
+    with the jsonschema this was written for (`versions.WRITTEN_FOR`)."""
+    if "jsonschema" not in sys.modules and patches_apply("jsonschema"):
         sys.modules.setdefault("rfc3987_syntax", None)
 
 

@@ -14,7 +14,7 @@ not grade is left for manual grading, and a student without a name gets their id
 
 While the converter runs, a few parts of nbgrader's code are replaced by faster ones that write the same
 (`SharedEngines`, `_cells_read_per_notebook`, `_grades_committed_per_notebook`,
-`_metadata_schema_checked_once`), only with the library versions they were written for (`WRITTEN_FOR`);
+`_metadata_schema_checked_once`), only with the library versions they were written for (`versions.WRITTEN_FOR`);
 docs/performance.md says what each buys.
 """
 
@@ -27,7 +27,6 @@ import os
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable, Iterable, Iterator
@@ -41,6 +40,7 @@ from ..reports import RESULTS_FILE
 from ..reports.figures import figure_block, figure_svg, figure_text
 from ..reports.gradecell import grade_cell_text
 from .course import CourseError, NbgraderCourse
+from .versions import patches_apply
 
 
 def read_report(reports: Path, student: str) -> GradedSubmission | None:
@@ -183,28 +183,6 @@ def _autograde_preprocessors(app: Any) -> list:
     if ScoreFromReports not in replaced:
         raise CourseError("the course's Autograde.autograde_preprocessors has no Execute step to replace")
     return replaced
-
-
-# The versions of the libraries whose code the speed-ups below replace in part, as requirements.lock pins
-# them: they were written for these, and tests/test_nbgrader_integration.py checks that with them the
-# gradebook and autograded notebooks are those nbgrader's own code writes. With any other version
-# installed, nbgrader's own code runs.
-WRITTEN_FOR = {"nbgrader": "0.9.6", "SQLAlchemy": "2.1.9", "jsonschema": "4.26.0"}
-
-
-@lru_cache(maxsize=None)
-def _installed(package: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return None
-
-
-def patches_apply(*packages: str) -> bool:
-    """Whether the installed versions of `packages` are those the speed-ups were written for."""
-    return all(_installed(package) == WRITTEN_FOR.get(package) for package in packages)
 
 
 def _why_rejected(log: str) -> str:

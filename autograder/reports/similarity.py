@@ -59,9 +59,7 @@ import bisect
 import html
 import io
 import json
-import sys
 import time
-import types
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Mapping, Sequence
@@ -210,7 +208,7 @@ def release_text() -> tuple[str, ...]:
 def boilerplate(noise: int = NOISE_CHARS):
     """copydetect's boilerplate hashes of the release's text (as its CopyDetector computes them)."""
     import numpy as np
-    CodeFingerprint = _copydetect().CodeFingerprint
+    from copydetect import CodeFingerprint
 
     hashes = [h for text in release_text()
               for h in CodeFingerprint("release.py", noise, 1, filter=True, language="python",
@@ -221,7 +219,7 @@ def boilerplate(noise: int = NOISE_CHARS):
 def fingerprint(text: str, noise: int = NOISE_CHARS, boiler=None):
     """copydetect's fingerprint of one piece of code (an answer cell, a definition), the release's
     boilerplate left out."""
-    CodeFingerprint = _copydetect().CodeFingerprint
+    from copydetect import CodeFingerprint
 
     return CodeFingerprint("part.py", noise, 1, boilerplate=boilerplate(noise) if boiler is None else boiler,
                            filter=True, language="python", fp=io.StringIO(text))
@@ -293,22 +291,6 @@ class Similarity:
 
     def html(self) -> str:
         return section_html(self)
-
-
-@lru_cache(maxsize=None)
-def _copydetect():
-    """copydetect, loaded with a stand-in for the matplotlib.pyplot it imports for the plots of its own
-    HTML report, which nothing here makes: pyplot's import is slow, and builds a font cache. (Where pyplot is already loaded, copydetect gets it.)"""
-    stand_ins = {} if "matplotlib.pyplot" in sys.modules else \
-        {name: types.ModuleType(name) for name in ("matplotlib", "matplotlib.pyplot") if name not in sys.modules}
-    sys.modules.update(stand_ins)
-    try:
-        import copydetect
-    finally:
-        for name, module in stand_ins.items():
-            if sys.modules.get(name) is module:
-                del sys.modules[name]
-    return copydetect
 
 
 def find_similar_or_why(cells: Mapping[str, Mapping[str, Sequence[Cell]]],
@@ -385,7 +367,7 @@ def find_similar(cells: Mapping[str, Mapping[str, Sequence[Cell]]], threshold: f
 def _regions(prints_a: list, prints_b: list, pieces_a: Sequence[str], pieces_b: Sequence[str]):
     """Where two parts' code matches, in each part's joined text: copydetect's compare_files of every
     piece of one with every piece of the other, its slices put together."""
-    compare_files = _copydetect().compare_files
+    from copydetect import compare_files
 
     starts_a, starts_b = _starts(pieces_a), _starts(pieces_b)
     spans_a: list[tuple[int, int]] = []

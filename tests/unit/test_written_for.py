@@ -1,12 +1,18 @@
-"""The gradebook writer's speed-ups that replace parts of nbgrader's code apply only with the versions they
-were written for, which are those requirements.lock pins; with any other version, nbgrader's own code
-runs (tests/test_nbgrader_integration.py checks that both ways write the same gradebook)."""
+"""The speed-ups that replace parts of other libraries' code (the gradebook writer's, jsonschema's import
+without the IRI grammars) apply only with the versions they were written for, which are those
+requirements.lock pins; with any other version, the library's own code runs
+(tests/test_nbgrader_integration.py checks that both ways write the same gradebook)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import pytest
+
+from autograder.nbgrader import course
 from autograder.nbgrader import gradebook as G
+from autograder.nbgrader import versions as V
 
 LOCK = Path(__file__).resolve().parents[2] / "requirements.lock"
 
@@ -14,8 +20,8 @@ LOCK = Path(__file__).resolve().parents[2] / "requirements.lock"
 def test_written_for_the_locked_versions():
     locked = dict(line.split(";")[0].strip().split("==", 1) for line in LOCK.read_text().splitlines()
                   if "==" in line and not line.lstrip().startswith("#"))
-    assert G.WRITTEN_FOR == {package: locked[package] for package in G.WRITTEN_FOR}
-    assert G.patches_apply(*G.WRITTEN_FOR)  # the environment the tests run in is the locked one
+    assert V.WRITTEN_FOR == {package: locked[package] for package in V.WRITTEN_FOR}
+    assert V.patches_apply(*V.WRITTEN_FOR)  # the environment the tests run in is the locked one
 
 
 def test_another_version_gets_nbgrader_own_code(monkeypatch):
@@ -23,15 +29,24 @@ def test_another_version_gets_nbgrader_own_code(monkeypatch):
     from nbgrader.nbgraderformat import common
     from nbgrader.preprocessors import overwritecells, saveautogrades
 
-    monkeypatch.setitem(G.WRITTEN_FOR, "nbgrader", "0.9.5")
-    assert not G.patches_apply("nbgrader", "SQLAlchemy") and G.patches_apply("SQLAlchemy")
+    monkeypatch.setitem(V.WRITTEN_FOR, "nbgrader", "0.9.5")
+    assert not V.patches_apply("nbgrader", "SQLAlchemy") and V.patches_apply("SQLAlchemy")
     own = api.create_engine, overwritecells.Gradebook, saveautogrades.Gradebook, common.jsonschema
     with G.SharedEngines().installed(), G._cells_read_per_notebook(), G._grades_committed_per_notebook(), \
             G._metadata_schema_checked_once():
         assert (api.create_engine, overwritecells.Gradebook, saveautogrades.Gradebook, common.jsonschema) == own
-    monkeypatch.setitem(G.WRITTEN_FOR, "nbgrader", G._installed("nbgrader"))
+    monkeypatch.setitem(V.WRITTEN_FOR, "nbgrader", V.installed("nbgrader"))
     with G.SharedEngines().installed(), G._cells_read_per_notebook(), G._grades_committed_per_notebook(), \
             G._metadata_schema_checked_once():
         replaced = api.create_engine, overwritecells.Gradebook, saveautogrades.Gradebook, common.jsonschema
         assert all(now is not before for now, before in zip(replaced, own))
     assert (api.create_engine, overwritecells.Gradebook, saveautogrades.Gradebook, common.jsonschema) == own
+
+
+@pytest.mark.parametrize("kept_out", [True, False], ids=["written for", "another version"])
+def test_the_iri_grammars_are_left_out_only_for_the_jsonschema_it_was_written_for(kept_out, monkeypatch):
+    monkeypatch.delitem(sys.modules, "jsonschema", raising=False)  # as before nbgrader is first imported
+    monkeypatch.delitem(sys.modules, "rfc3987_syntax", raising=False)
+    monkeypatch.setitem(V.WRITTEN_FOR, "jsonschema", V.installed("jsonschema") if kept_out else "0")
+    course._without_iri_grammars()
+    assert ("rfc3987_syntax" in sys.modules and sys.modules["rfc3987_syntax"] is None) == kept_out
