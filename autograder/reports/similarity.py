@@ -422,11 +422,10 @@ def _plain(text: str) -> str:
     return " ".join(text.split())
 
 
-def _students_own(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """`spans` of `text` without what the release wrote (`release_prose`: its docstrings, comments and
-    signature lines), each trimmed of blanks: the matching regions the page marks."""
-    if not spans:
-        return spans
+@lru_cache(maxsize=64)
+def _release_prose_in(text: str) -> tuple[tuple[int, int], ...]:
+    """Where `text` holds what the release wrote (`release_prose`), as (start, end); once per text, since
+    a student's part is in as many shown pairs as it is alike to, and untouched or copied parts repeat."""
     ours = release_prose()
     cut = [(at, at + len(value)) for at, kind, value in _tokens(text) if _is_prose(kind) and _plain(value) in ours]
     at = 0
@@ -435,10 +434,18 @@ def _students_own(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, in
             start = at + len(line) - len(line.lstrip())
             cut.append((start, at + len(line.rstrip())))
         at += len(line) + 1
+    return tuple(cut)
+
+
+def _students_own(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` of `text` without what the release wrote (`release_prose`: its docstrings, comments and
+    signature lines), each trimmed of blanks: the matching regions the page marks."""
+    if not spans:
+        return spans
     kept = []
     for start, end in spans:
         pieces = [(start, end)]
-        for a, b in cut:
+        for a, b in _release_prose_in(text):
             pieces = [part for s, e in pieces for part in ((s, min(e, a)), (max(s, b), e)) if part[1] > part[0]]
         for s, e in pieces:
             piece = text[s:e]
