@@ -31,7 +31,7 @@ from autograder import assignment
 from autograder.cli import main as cli_main
 from autograder.isolation.policy import inside, sandbox_view
 from autograder.nbgrader import gradebook as G
-from autograder.nbgrader import versions
+from autograder import versions
 from autograder.nbgrader.course import open_course
 from tools import course as C
 from tools import demo

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .versions import patches_apply
+from ..versions import patches_apply
 
 
 class CourseError(Exception):

@@ -40,7 +40,7 @@ from ..reports import RESULTS_FILE
 from ..reports.figures import figure_block, figure_svg, figure_text
 from ..reports.gradecell import grade_cell_text
 from .course import CourseError, NbgraderCourse
-from .versions import patches_apply
+from ..versions import patches_apply
 
 
 def read_report(reports: Path, student: str) -> GradedSubmission | None:

@@ -59,13 +59,16 @@ import bisect
 import html
 import io
 import json
+import sys
 import time
+import types
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Mapping, Sequence
 from urllib.parse import quote
 
 from .. import assignment
+from ..versions import patches_apply
 
 if TYPE_CHECKING:
     import numpy as np
@@ -208,7 +211,7 @@ def release_text() -> tuple[str, ...]:
 def boilerplate(noise: int = NOISE_CHARS):
     """copydetect's boilerplate hashes of the release's text (as its CopyDetector computes them)."""
     import numpy as np
-    from copydetect import CodeFingerprint
+    CodeFingerprint = _copydetect().CodeFingerprint
 
     hashes = [h for text in release_text()
               for h in CodeFingerprint("release.py", noise, 1, filter=True, language="python",
@@ -219,7 +222,7 @@ def boilerplate(noise: int = NOISE_CHARS):
 def fingerprint(text: str, noise: int = NOISE_CHARS, boiler=None):
     """copydetect's fingerprint of one piece of code (an answer cell, a definition), the release's
     boilerplate left out."""
-    from copydetect import CodeFingerprint
+    CodeFingerprint = _copydetect().CodeFingerprint
 
     return CodeFingerprint("part.py", noise, 1, boilerplate=boilerplate(noise) if boiler is None else boiler,
                            filter=True, language="python", fp=io.StringIO(text))
@@ -291,6 +294,24 @@ class Similarity:
 
     def html(self) -> str:
         return section_html(self)
+
+
+@lru_cache(maxsize=None)
+def _copydetect():
+    """copydetect, loaded with a stand-in for the matplotlib.pyplot it imports for the plots of its own
+    HTML report, which nothing here makes: pyplot's first import writes matplotlib's font cache and
+    configuration into the grader's home, and is slow. Only with the copydetect this was written for
+    (`versions.WRITTEN_FOR`); with another, or where pyplot is loaded already, copydetect gets pyplot."""
+    stand_ins = {} if "matplotlib.pyplot" in sys.modules or not patches_apply("copydetect") else \
+        {name: types.ModuleType(name) for name in ("matplotlib", "matplotlib.pyplot") if name not in sys.modules}
+    sys.modules.update(stand_ins)
+    try:
+        import copydetect
+    finally:
+        for name, module in stand_ins.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+    return copydetect
 
 
 def find_similar_or_why(cells: Mapping[str, Mapping[str, Sequence[Cell]]],
@@ -367,7 +388,7 @@ def find_similar(cells: Mapping[str, Mapping[str, Sequence[Cell]]], threshold: f
 def _regions(prints_a: list, prints_b: list, pieces_a: Sequence[str], pieces_b: Sequence[str]):
     """Where two parts' code matches, in each part's joined text: copydetect's compare_files of every
     piece of one with every piece of the other, its slices put together."""
-    from copydetect import compare_files
+    compare_files = _copydetect().compare_files
 
     starts_a, starts_b = _starts(pieces_a), _starts(pieces_b)
     spans_a: list[tuple[int, int]] = []

@@ -1,6 +1,6 @@
-"""The library versions this package's speed-ups were written for. A speed-up that replaces part of
-another library's code, or of what it imports, applies only where the installed version is the one it
-was written for; with any other, the library's own code runs. docs/performance.md says what each buys."""
+"""The library versions written for: where this package replaces part of another library's code, or a
+module it imports, it does so only where the installed version is the one that was written for; with
+any other, the library's own code runs. docs/performance.md says what each replacement buys."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 # tests/test_nbgrader_integration.py checks that with them the gradebook and autograded notebooks are
 # those the libraries' own code writes. After an upgrade: read what each speed-up replaces, rerun that
 # test with these updated, then update them.
-WRITTEN_FOR = {"nbgrader": "0.9.6", "SQLAlchemy": "2.1.9", "jsonschema": "4.26.0"}
+WRITTEN_FOR = {"nbgrader": "0.9.6", "SQLAlchemy": "2.1.9", "jsonschema": "4.26.0", "copydetect": "0.5.0"}
 
 
 @lru_cache(maxsize=None)
