@@ -21,6 +21,7 @@ from .core.slots import usable_cpus
 from .gradescope import Settings
 from .isolation.confinement import keep_memory_private
 from .isolation.limits import BUDGET_SECONDS, Limits
+from .reports.lms import MOODLE_OUT_OF
 from .reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD
 
 
@@ -94,9 +95,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--moodle-id", choices=("email", "username", "idnumber"),
                    help="the roster column Moodle identifies users by (default: the first of these the roster has)")
     out_of = e.add_mutually_exclusive_group()
-    out_of.add_argument("--moodle-out-of", type=float, metavar="N", default=100.0,
-                        help="Moodle: the total rescaled to be out of N (default: 100, the most a default Moodle site "
-                             "accepts: it refuses a whole import with a grade above it)")
+    out_of.add_argument("--moodle-out-of", type=float, metavar="N", default=MOODLE_OUT_OF,
+                        help=f"Moodle: the total rescaled to be out of N (default: {MOODLE_OUT_OF:g}, the most a default "
+                             "Moodle site accepts: it refuses a whole import with a grade above it)")
     out_of.add_argument("--moodle-points", dest="moodle_out_of", action="store_const", const=None,
                         help="Moodle: the total in points, not rescaled (for a site that allows grades above 100, "
                              "or an assignment out of at most 100)")

@@ -285,7 +285,7 @@ def canvas_csv(rows: Sequence[Row], scores: ClassScores, name: str) -> Export:
 
 
 MOODLE_SITE_MAXIMUM = 100.0  # gradepointmax: Moodle refuses an imported grade above it unless unlimitedgrades
-MOODLE_OUT_OF = 100.0  # a new Moodle grade item's maximum grade, and the most a default site accepts
+MOODLE_OUT_OF = MOODLE_SITE_MAXIMUM  # the total's default scale: also a new Moodle grade item's maximum grade
 
 
 def moodle_csv(rows: Sequence[Row], scores: ClassScores, name: str, *, identifier: str | None = None,

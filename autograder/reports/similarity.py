@@ -445,8 +445,9 @@ def _plain(text: str) -> str:
 
 @lru_cache(maxsize=64)
 def _release_prose_in(text: str) -> tuple[tuple[int, int], ...]:
-    """Where `text` holds what the release wrote (`release_prose`), as (start, end); once per text, since
-    a student's part is in as many shown pairs as it is alike to, and untouched or copied parts repeat."""
+    """Where `text` holds what the release wrote (`release_prose`), as sorted, disjoint (start, end); once per
+    text, since a student's part is in as many shown pairs as it is alike to, and untouched or copied parts
+    repeat."""
     ours = release_prose()
     cut = [(at, at + len(value)) for at, kind, value in _tokens(text) if _is_prose(kind) and _plain(value) in ours]
     at = 0
@@ -455,24 +456,34 @@ def _release_prose_in(text: str) -> tuple[tuple[int, int], ...]:
             start = at + len(line) - len(line.lstrip())
             cut.append((start, at + len(line.rstrip())))
         at += len(line) + 1
-    return tuple(cut)
+    return tuple(_union(cut))
 
 
 def _students_own(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """`spans` of `text` without what the release wrote (`release_prose`: its docstrings, comments and
-    signature lines), each trimmed of blanks: the matching regions the page marks."""
+    signature lines), each trimmed of blanks: the matching regions the page marks. One pass over both sorted
+    lists: a student's code may hold the release's lines thousands of times."""
     if not spans:
         return spans
+    cuts = _release_prose_in(text)
+    pieces, first = [], 0  # first: the first cut that may reach into the span at hand
+    for start, end in sorted(spans):
+        while first < len(cuts) and cuts[first][1] <= start:
+            first += 1
+        at, i = start, first
+        while i < len(cuts) and cuts[i][0] < end:
+            if cuts[i][0] > at:
+                pieces.append((at, cuts[i][0]))
+            at = max(at, cuts[i][1])
+            i += 1
+        if at < end:
+            pieces.append((at, end))
     kept = []
-    for start, end in spans:
-        pieces = [(start, end)]
-        for a, b in _release_prose_in(text):
-            pieces = [part for s, e in pieces for part in ((s, min(e, a)), (max(s, b), e)) if part[1] > part[0]]
-        for s, e in pieces:
-            piece = text[s:e]
-            s, e = s + len(piece) - len(piece.lstrip()), e - (len(piece) - len(piece.rstrip()))
-            if e > s:
-                kept.append((s, e))
+    for s, e in pieces:
+        piece = text[s:e]
+        s, e = s + len(piece) - len(piece.lstrip()), e - (len(piece) - len(piece.rstrip()))
+        if e > s:
+            kept.append((s, e))
     return _union(kept)
 
 

@@ -18,3 +18,18 @@ def test_the_release_prose_of_a_text_is_found_once(monkeypatch):
     assert similarity._students_own(text, spans) == first
     assert lexed == [text]
     assert "".join(text[a:b] for a, b in first) == "x = compute(1)"  # the release's prose is cut either way
+
+
+def test_a_part_full_of_the_releases_lines_costs_its_length_not_its_square():
+    """A student's code may hold a release comment tens of thousands of times (the similarity runs in the
+    grader's own process, for the whole class): the lines are cut out in one pass. Quadratic, 20,000 lines
+    took minutes; the bound below is a hundred times what one pass takes on a busy machine."""
+    import time
+
+    comment = min((p for p in similarity.release_prose() if p.startswith("#")), key=len)
+    text = "x = compute(1)\n" + "\n".join([comment] * 20_000) + "\ny = x\n"
+    similarity._release_prose_in.cache_clear()
+    started = time.process_time()
+    kept = similarity._students_own(text, [(0, len(text))])
+    assert time.process_time() - started < 30
+    assert [text[a:b] for a, b in kept] == ["x = compute(1)", "y = x"]
