@@ -362,7 +362,7 @@ def main() -> int:
         _drop_sys_admin()
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "no_new_privs")
-    failed = seccomp.install(denied_names=DOCKER_DENIED, unix_only=False,
+    failed = seccomp.install(denied_names=DOCKER_DENIED, sandbox=False,
                              unsupported=LANDLOCK if args.host == "nolandlock" else ())
     if failed:
         raise SystemExit(f"could not install the host's seccomp filter: {failed}")

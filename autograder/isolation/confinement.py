@@ -43,7 +43,8 @@ MNT_DETACH = 2
 SYSCALLS = {"x86_64": {"pivot_root": 155, "mount_setattr": 442}, "aarch64": {"pivot_root": 41, "mount_setattr": 442}}
 PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, PR_SET_KEEPCAPS, PR_SET_DUMPABLE, CAPABILITY_VERSION_3 = 38, 1, 8, 4, 0x20080522
 CAP_SETUID = 7
-M_MMAP_THRESHOLD = -3  # glibc's mallopt
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt
+MMAP_THRESHOLD_MAX = 32 * 2**20  # the largest glibc accepts on 64-bit (DEFAULT_MMAP_THRESHOLD_MAX)
 MAPPED_FROM_BYTES = 64 * 2**10  # under an exact cap, allocations of this size or more are mappings of their own
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -238,7 +239,9 @@ def confine(config: SandboxConfig, host: Host, name: str, keep_fd: int) -> list[
         landlock.enforce(ruleset)
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         weaknesses.append("no no_new_privs")
-    weaknesses += seccomp.install()
+    if _libc.prctl(seccomp.PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0:  # a page fault maps one page (isolation.held)
+        weaknesses.append("transparent huge pages left on")
+    weaknesses += seccomp.install(shared_files=view.gpu)
     return weaknesses
 
 
@@ -423,6 +426,19 @@ def without_heap_slack() -> None:
                 free(chunk)
                 break
         size //= 2
+
+
+def reuse_freed_heap() -> None:
+    """From now on, memory that is freed stays in the heap and serves later allocations, so that a page is
+    touched for the first time once, however often the code allocates and frees (isolation.held counts
+    first touches): no allocation under glibc's largest threshold maps memory of its own, and the heap's
+    top is never given back. glibc's malloc only; elsewhere nothing."""
+    try:
+        mallopt = _libc.mallopt
+    except AttributeError:
+        return
+    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)
+    mallopt(M_TRIM_THRESHOLD, -1)  # as a size_t: never
 
 
 def mapped_bytes() -> int | None:

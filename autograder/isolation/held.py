@@ -1,111 +1,193 @@
-"""The memory a call into a submission held at once, by the kernel's count, wherever the work ran.
+"""The memory a call into a submission used, by the kernel's counts, wherever it was first allocated.
 
-Why the kernel's peak resident memory, and not a tally of tensors kept by the sandbox: the sandbox runs the
-submission's code, which can replace anything in its process (a dispatch mode, an allocator hook), so what
-it counts is its word; the kernel's count is not. Why not a cap on the call's address space (as before):
-that counted what a library maps for itself (a first call of `torch.broadcast_shapes` imports sympy, some
-30 MiB), and nothing done in another process.
+The design, and why each way around it fails, is in docs/measured-checks.md. In short: the grader
+counts, from just before it sends the call until the reply, in the call's sandbox,
 
-How: just before the call, the grader resets the peak (VmHWM) of every process of the sandbox, by writing
-5 to /proc/PID/clear_refs, and notes each one's resident memory then; its own helpers that compute for the
-call (the reference process that serves other parts' names) are started afresh, so that their peak is what
-they hold then (they are not dumpable: a grader that is not root could not reset them). After the reply,
-what each held at its peak beyond that, summed, is what the call held at once (a sum of peaks: never less
-than the true peak).
-The call is made in a process of its own whose heap keeps no free memory (isolation.confinement
-`without_heap_slack`), after a warm-up call that pays for lazy imports and first-use buffers; the
-reference process's heap keeps none either. A call during which a process of the sandbox started or
-ended (its memory cannot be read) is not measured: the check fails it, saying why. Honest code starts
-none.
+- every page the call's process touched for the first time: one page fault each, whether the page
+  is new, a copy of memory it inherited (the call's process is forked, just before the call, from
+  the one that ran the warm-up, which was forked from the loaded submission: what either kept, from
+  import or from the warm-up, is shared until written, and writing it is a fault), or a page of a
+  file. The process's heap keeps what is freed (`confinement.reuse_freed_heap`), so a page freed and
+  allocated again is not counted twice; transparent huge pages are off in every sandbox (a fault
+  maps one page) and cannot be turned on again (isolation.seccomp);
+- its private memory when the call starts (what it could write without a fault), whatever put it
+  there;
+- the bytes every process of the sandbox wrote through write system calls (to pipes, files, or
+  another process's memory through /proc): memory the kernel holds for it, which no fault shows.
+  Sockets cannot be made in a sandbox, nor files and memfds mapped shared where CUDA cannot start;
+- the whole size of every shared mapping (memory other processes may have filled) that a process of
+  the sandbox has when the call starts or ends;
+- for the grader's own processes that compute for the call (the reference process that serves other
+  parts' names, started afresh), the peak of their resident memory.
+
+No other process of the sandbox may run during the call, nor may one start or end: a process that
+ran could have written memory it already held, which neither count shows. Honest code starts none.
 """
 
 from __future__ import annotations
 
-from .deadline import Key, family, process_stat
+import os
+from dataclasses import dataclass
+
+from .deadline import Key, cpu_time, family, process_stat
 
 NOT_MEASURED = "its memory could not be measured"
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+MAPS_BYTES = 4 * 2**20  # the most of one process's list of mappings read (a torch process's is about 200 KiB)
 
 
-def _resident(pid: int) -> tuple[int, int] | None:
-    """(resident bytes now, their peak) of process `pid` (VmRSS, VmHWM); None when it is gone."""
+@dataclass(frozen=True)
+class _Seen:
+    """One process of the sandbox as the kernel counts it at one moment."""
+
+    cpu: float  # seconds all its threads ran
+    reaped: float  # seconds the children it reaped ran: moves when one ends
+    faults: int  # page faults of all its threads and of the children it reaped, minor and major
+    written: int  # bytes passed to write system calls (wchar)
+    shared: int  # bytes of its shared mappings, mapped or not
+
+
+def _faults(pid: int) -> int | None:
     try:
-        with open(f"/proc/{pid}/status", "rb") as status:
-            found = {line.split(b":")[0]: int(line.split()[1]) * 1024 for line in status
-                     if line.startswith((b"VmRSS:", b"VmHWM:"))}
-        return found[b"VmRSS"], found[b"VmHWM"]
-    except (OSError, ValueError, KeyError, IndexError):
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+        return sum(int(fields[i]) for i in (7, 8, 9, 10))  # minflt, cminflt, majflt, cmajflt: fields 10 to 13
+    except (OSError, ValueError, IndexError):
         return None
 
 
-def _reset_peak(pid: int) -> bool:
+def _written(pid: int) -> int | None:
     try:
-        with open(f"/proc/{pid}/clear_refs", "w") as clear:
-            clear.write("5")  # the peak resident memory (VmHWM) is reset to what is resident now
-        return True
+        with open(f"/proc/{pid}/io", "rb") as io:
+            return next(int(line.split()[1]) for line in io if line.startswith(b"wchar:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _shared(pid: int) -> int | None:
+    """The bytes of the shared mappings of process `pid` (flag `s` in /proc/PID/maps); None when unknown."""
+    try:
+        with open(f"/proc/{pid}/maps", "rb") as maps:
+            listing = maps.read(MAPS_BYTES + 1)
     except OSError:
-        return False
+        return None
+    if len(listing) > MAPS_BYTES:
+        return None
+    total = 0
+    for line in listing.splitlines():
+        span, perms = line.split(b" ", 2)[:2]
+        if perms[3:4] == b"s":
+            start, _, end = span.partition(b"-")
+            total += int(end, 16) - int(start, 16)
+    return total
 
 
-class Held:
-    """Started just before a call: the processes of the sandbox `root` (it and every process below it), their
-    peaks reset, and `helpers` (the grader's own processes that compute for the call, just started: their
-    peak is what they hold now). A process that had ended before (not yet reaped) holds nothing."""
+def _private(pid: int) -> int | None:
+    """The bytes that only process `pid` maps (Private_Clean + Private_Dirty of /proc/PID/smaps_rollup)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as rollup:
+            return sum(int(line.split()[1]) * 1024 for line in rollup if line.startswith(b"Private_"))
+    except (OSError, ValueError, IndexError):
+        return None
 
-    def __init__(self, root: int | None, helpers: list[int]):
-        self.root, self.helpers = root, helpers
+
+def _peak(pid: int) -> int | None:
+    """The peak resident memory (VmHWM) of process `pid`."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            return next(int(line.split()[1]) * 1024 for line in status if line.startswith(b"VmHWM:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _see(pid: int) -> tuple[Key, _Seen | None] | None:
+    """Process `pid` as the kernel counts it now (None for one that has ended but is not yet reaped: it
+    holds nothing); None when it is gone or cannot be read."""
+    stat = process_stat(pid)
+    if stat is None:
+        return None
+    if not _runs(pid):
+        return stat[0], None
+    counts = (cpu_time(pid), stat[2], _faults(pid), _written(pid), _shared(pid))
+    if any(count is None for count in counts):
+        return None
+    return stat[0], _Seen(*counts)  # type: ignore[arg-type]
+
+
+class MemoryUse:
+    """Started just before a call: the processes of the sandbox `root` (it and every process below it), of
+    which `call` runs the call, and `helpers`, the grader's own processes that compute for the call (just
+    started: their peak is what they hold now). `bytes()`, once the reply is in, says what the call used."""
+
+    def __init__(self, root: int | None, call: int | None, helpers: list[int]):
+        self.call, self.helpers = call, helpers
+        self.root = root
         self.why_not = ""  # why the call cannot be measured, if it cannot
-        self._before: dict[Key, tuple[int, float]] = {}  # resident bytes at the start, CPU of reaped children
-        self._ended: set[Key] = set()  # processes that had ended before the call
-        found = self._processes()
-        if found is None:
-            self.why_not = "the grader could not list its processes"
+        self._before: dict[Key, _Seen | None] = {}
+        self._call_key: Key | None = None
+        self._private = 0
+        self._helper_peaks: dict[int, int] = {}
+        found = self._look()
+        private = _private(call) if call else None
+        if found is None or private is None or call is None:
+            self.why_not = "the grader could not read what its processes hold"
             return
-        for pid, key, reaped, alive in found:
-            if not alive:
-                self._ended.add(key)
-                continue
-            resident = _resident(pid) if pid in self.helpers or _reset_peak(pid) else None
-            if resident is None and not _runs(pid):  # it ended meanwhile, before the call
-                self._ended.add(key)
-                continue
-            if resident is None:
-                self.why_not = "the grader could not read or reset a process's peak memory"
-                return
-            self._before[key] = (resident[1] if pid in self.helpers else resident[0], reaped)
+        self._before, self._private = found, private
+        self._call_key = next((key for key in found if key[0] == call), None)
+        if self._call_key is None:
+            self.why_not = "the process that runs the call is not in its sandbox"
+        for pid in helpers:
+            peak = _peak(pid)
+            if peak is None:
+                self.why_not = "the grader could not read its own helper's memory"
+            self._helper_peaks[pid] = peak or 0
 
-    def _processes(self) -> list[tuple[int, Key, float, bool]] | None:
-        """(pid, key, CPU seconds of its reaped children, whether it runs: not a zombie) of each process, None
-        when they cannot be listed."""
+    def _look(self) -> dict[Key, _Seen | None] | None:
+        """Every process of the sandbox, as the kernel counts it now (None: ended, not yet reaped); None where
+        one cannot be read."""
         members = family(self.root) if self.root else None
         if members is None:
             return None
-        found = []
-        for pid in [*members, *self.helpers]:
-            stat = process_stat(pid)
-            if stat is not None:
-                found.append((pid, stat[0], stat[2], _runs(pid)))
+        found = {}
+        for pid in members:
+            seen = _see(pid)
+            if seen is None:
+                return None
+            found[seen[0]] = seen[1]
         return found
 
     def bytes(self) -> int | str:
-        """The bytes the call held at once beyond what was resident when it started, or why that is unknown."""
+        """The bytes the call used (see the module's docstring), or why that is unknown."""
         if self.why_not:
             return f"{NOT_MEASURED}: {self.why_not}"
-        found = self._processes()
-        changed = f"{NOT_MEASURED}: it started or ended processes during the call (the grader cannot see what an " \
-                  "ended process held)"
-        if found is None:
-            return changed
-        now = {key: (pid, reaped, alive) for pid, key, reaped, alive in found if key not in self._ended}
-        if set(now) != set(self._before):
-            return changed
-        held = 0
-        for key, (pid, reaped, alive) in now.items():
-            resident = _resident(pid) if alive else None
-            at_start, reaped_before = self._before[key]
-            if resident is None or reaped != reaped_before:
-                return changed
-            held += max(0, resident[1] - at_start)  # the peak now beyond what it held when the call started
-        return held
+        after = self._look()
+        if after is None or not _same_processes(self._before, after):
+            return (f"{NOT_MEASURED}: it started or ended processes during the call (the grader cannot see what an "
+                    "ended process held)")
+        live = {key: seen for key, seen in after.items() if seen is not None}
+        ran = [key for key, seen in live.items() if key != self._call_key and seen.cpu != self._before[key].cpu]
+        if ran:
+            return (f"{NOT_MEASURED}: {len(ran)} other process{'es' if len(ran) > 1 else ''} of its sandbox ran during "
+                    "the call (what a process writes into memory it already holds shows nowhere)")
+        used = self._private
+        for key, seen in live.items():
+            before = self._before[key]
+            assert before is not None
+            used += (seen.faults - before.faults) * PAGE_BYTES + seen.written - before.written
+            used += max(seen.shared, before.shared)
+        for pid, at_start in self._helper_peaks.items():
+            peak = _peak(pid)
+            if peak is None:
+                return f"{NOT_MEASURED}: the grader could not read its own helper's memory"
+            used += max(0, peak - at_start)
+        return used
+
+
+def _same_processes(before: dict[Key, _Seen | None], after: dict[Key, _Seen | None]) -> bool:
+    """Whether no process started, ended or reaped a child between the two looks."""
+    return set(before) == set(after) and all(
+        (seen is None) == (before[key] is None) and (seen is None or seen.reaped == before[key].reaped)  # type: ignore[union-attr]
+        for key, seen in after.items())
 
 
 PF_EXITING = 0x4  # the kernel's flag of a process on its way out (its memory already given back)

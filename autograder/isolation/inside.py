@@ -74,7 +74,7 @@ def serve(sock: socket.socket, config: SandboxConfig, host: confinement.Host, na
                 reply = wire.encode(protocol.ok(_kill(decoded.get("target"), children, forked, decoded.get("grace"))))
             else:
                 if type(decoded) is dict and decoded.get("measured") is True:  # for good: discarded after
-                    confinement.without_heap_slack()  # what the call allocates shows in its peak (isolation.held)
+                    confinement.reuse_freed_heap()  # a page is first touched once (isolation.held)
                 result = runtime.handle(decoded)
                 if op == protocol.LOAD:
                     result["forkable"] = not torch.cuda.is_initialized()
@@ -106,6 +106,7 @@ def _fork(line: _Line, children: set[int], forked: dict[int, str]) -> int:
     _, fds, _, _ = socket.recv_fds(line.sock, 1, 1)
     if not fds:
         raise RuntimeError("a fork request without a socket")
+    gc.freeze()  # the child's collections never walk, and so never copy, what this process holds
     pid = os.fork()
     if pid == 0:
         confinement.die_with_parent()

@@ -383,11 +383,8 @@ class InProcessChannel:
             self.last_work_seconds = time.process_time() - start
 
     def _measured(self, warmup: bytes, request: bytes) -> bytes:
-        """`request` after `warmup` in a child forked for them (this process keeps its memory as it is), and
-        what it held at once, measured as a sandbox's (isolation.held)."""
-        from .confinement import without_heap_slack
-        from .held import Held
-
+        """`request` in a grandchild forked after `warmup` ran in a child (this process keeps its memory as it
+        is), and the memory it used, measured as a sandbox's (isolation.held)."""
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: answers on the pipe, then ends without running anything of its parent's
@@ -397,11 +394,8 @@ class InProcessChannel:
 
                 torch.set_num_threads(1)  # torch's thread pool does not survive a fork: on one, as a sandbox runs
                 self.runtime.handle(wire.decode(warmup))
-                without_heap_slack()
-                held = Held(os.getpid(), [])
-                reply = wire.encode(self.runtime.handle(wire.decode(request)))
                 with os.fdopen(write, "wb") as out:
-                    out.write(wire.encode({"reply": reply, "held": held.bytes()}))
+                    out.write(wire.encode(self._call_measured(request)))
             finally:
                 os._exit(0)
         os.close(write)
@@ -415,3 +409,37 @@ class InProcessChannel:
         except (wire.WireError, KeyError, TypeError):
             self.last_held = "its memory could not be measured: the process that ran the call ended early"
             return wire.encode(protocol.error(protocol.CRASH, "The call ended its process."))
+
+    def _call_measured(self, request: bytes) -> dict[str, Any]:
+        """{"reply", "held"}: `request` run in a child of this process, forked now and measured from here."""
+        import gc
+
+        from .confinement import reuse_freed_heap
+        from .held import MemoryUse
+
+        go_read, go_write = os.pipe()
+        back_read, back_write = os.pipe()
+        gc.freeze()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(go_write)
+                os.close(back_read)
+                os.read(go_read, 1)
+                reuse_freed_heap()
+                reply = wire.encode(self.runtime.handle(wire.decode(request)))
+                with os.fdopen(back_write, "wb") as out:
+                    out.write(reply)
+                os.read(go_read, 1)  # alive until measured: the end of the line
+            finally:
+                os._exit(0)
+        os.close(go_read)
+        os.close(back_write)
+        use = MemoryUse(pid, pid, [])
+        os.write(go_write, b"g")
+        with os.fdopen(back_read, "rb") as answer:
+            reply = answer.read()
+        held = use.bytes()
+        os.close(go_write)
+        os.waitpid(pid, 0)
+        return {"reply": reply, "held": held}

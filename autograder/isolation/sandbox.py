@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol
 
 from . import frames, protocol
-from .deadline import Deadline
-from .held import NOT_MEASURED, Held
+from .deadline import Deadline, family, runnable
+from .held import NOT_MEASURED, MemoryUse
 from .limits import Limits, SandboxConfig
 from .protocol import ATTACH, SPAWN, CallbackHandler, SandboxBreach
 
@@ -353,26 +353,11 @@ class LoadedSandbox:
         raise AssertionError("unreachable")
 
     def _fork_child(self, alone_with: list[int] | None = None) -> tuple[socket.socket, "_Part"]:
-        from . import wire
-
         assert self.sock is not None
-        ours, theirs = socket.socketpair()
-        request = {"op": protocol.FORK} if alone_with is None else {"op": protocol.FORK, "alone_with": alone_with}
-        try:
-            frames.send_frame(self.sock, wire.encode(request))
-            socket.send_fds(self.sock, [inside_marker()], [theirs.fileno()])
-            reply = wire.decode(_exchange_reply(self.sock, CONTROL_SECONDS, self._host_pid()))
-        except (OSError, wire.WireError, frames.FrameError, TimeoutError, _Lost):
-            ours.close()
-            raise _Lost(protocol.CRASH, "The submission's loaded process did not fork a part.") from None
-        finally:
-            theirs.close()
-        if type(reply) is not dict or reply.get("ok") is not True or type(reply.get("value")) is not int:
-            ours.close()
-            raise _Lost(protocol.CRASH, "The submission's loaded process did not fork a part.")
         sandbox = self._host_pid()
-        return ours, _Part(loaded=self, pid=reply["value"], host_pid=_child_pid(sandbox, reply["value"]),
-                           forked_by=self.process, sandbox_pid=sandbox)
+        ours, pid = fork_from(self.sock, sandbox, alone_with)
+        return ours, _Part(loaded=self, pid=pid, host_pid=_child_pid(sandbox, pid), forked_by=self.process,
+                           sandbox_pid=sandbox)
 
     def _host_pid(self) -> int | None:
         return self.process.host_pid() if self.process is not None else None
@@ -411,12 +396,50 @@ class LoadedSandbox:
             process.kill()
 
 
+def fork_from(sock: socket.socket, pid: int | None, alone_with: list[int] | None = None) -> tuple[socket.socket, int]:
+    """Have the sandbox process on `sock` (process `pid` here) fork a child in its state, which answers on a
+    socket of its own: (that socket, the child's pid in the sandbox's namespace); raises _Lost."""
+    from . import wire
+
+    ours, theirs = socket.socketpair()
+    request = {"op": protocol.FORK} if alone_with is None else {"op": protocol.FORK, "alone_with": alone_with}
+    try:
+        frames.send_frame(sock, wire.encode(request))
+        socket.send_fds(sock, [inside_marker()], [theirs.fileno()])
+        reply = wire.decode(_exchange_reply(sock, CONTROL_SECONDS, pid))
+    except (OSError, wire.WireError, frames.FrameError, TimeoutError, _Lost):
+        ours.close()
+        raise _Lost(protocol.CRASH, "The submission's loaded process did not fork a part.") from None
+    finally:
+        theirs.close()
+    if type(reply) is not dict or reply.get("ok") is not True or type(reply.get("value")) is not int:
+        ours.close()
+        raise _Lost(protocol.CRASH, "The submission's loaded process did not fork a part.")
+    return ours, reply["value"]
+
+
 def _exchange_reply(sock: socket.socket, seconds: float, pid: int | None) -> bytes:
     """The next reply frame from a loaded sandbox, process `pid` (its control requests make no callbacks)."""
     frame = frames.recv_frame(sock, SANDBOX_FRAME_BYTES, deadline=Deadline(seconds, pid))
     if frame is None or frame[:1] != FROM_SANDBOX_REPLY:
         raise _Lost(protocol.CRASH, "the loaded process did not answer")
     return frame[1:]
+
+
+SETTLE_SECONDS = 1.0  # how long the processes of a sandbox may take to go idle before a measured call
+
+
+def _settle(sandbox: int | None, call: int | None) -> None:
+    """Wait, briefly, until no process of the sandbox but the call's runs: the one that just forked it is
+    still on its way back to waiting for the grader (isolation.held counts a process that runs)."""
+    if sandbox is None:
+        return
+    end = time.monotonic() + SETTLE_SECONDS
+    while time.monotonic() < end:
+        members = family(sandbox) or []
+        if not any(runnable(pid) for pid in members if pid != call):
+            return
+        time.sleep(0.001)
 
 
 def inside_marker() -> bytes:
@@ -576,26 +599,34 @@ class SandboxChannel:
             self.last_work_seconds = deadline.work_done()
 
     def _measured(self, warmup: bytes, request: bytes, seconds: float, on_callback: CallbackHandler) -> bytes:
-        """`request` in a process forked for it alone (ended afterwards; this part's stays as it is), after
-        `warmup` there, and the memory it held at once (`last_held`: isolation.held)."""
-        other = SandboxChannel(self.loads)
-        other.loaded, other.serve_request = self.loaded, self.serve_request
+        """`request` in a process of its own, and the memory it used (`last_held`: isolation.held). `warmup`
+        runs first in a process forked for it from the loaded submission, alone beside this part's (any other
+        the grader closed has ended); the call runs in a child of that one, forked after the warm-up, so that
+        whatever the code kept from import or from the warm-up is memory it inherits: shared until written.
+        Both are ended afterwards; this part's process stays as it is."""
+        warm = SandboxChannel(self.loads)
+        warm.loaded, warm.serve_request = self.loaded, self.serve_request
+        call = SandboxChannel(self.loads)
         self.last_held = f"{NOT_MEASURED}: the call did not run"
         try:
-            # alone beside this part's process: any other the grader closed has ended before the call starts
-            other._open(seconds, on_callback, alone_with=[self.part.pid] if self.part is not None else [])
-            assert other.sock is not None and other.part is not None
-            other._exchange(other.sock, warmup, seconds, on_callback)
+            warm._open(seconds, on_callback, alone_with=[self.part.pid] if self.part is not None else [])
+            assert warm.sock is not None and warm.part is not None
+            warm._exchange(warm.sock, warmup, seconds, on_callback)
+            call.sock, inner = fork_from(warm.sock, warm.part.host_pid)
+            call.part = _Part(pid=inner, host_pid=_child_pid(warm.part.host_pid, inner),
+                              sandbox_pid=warm.part.sandbox_pid)
+            _settle(warm.part.sandbox_pid, call.part.host_pid)
             helpers = self.loads.serving.fresh_pids() if self.loads.serving is not None else []
-            held = Held(other.part.sandbox_pid, helpers)
-            reply = other._exchange(other.sock, request, seconds, on_callback)
-            self.last_held = held.bytes()
+            use = MemoryUse(call.part.sandbox_pid, call.part.host_pid, helpers)
+            reply = call._exchange(call.sock, request, seconds, on_callback)
+            self.last_held = use.bytes()
             return reply
         except _Lost as lost:
             return lost.reply()
         finally:
-            self.last_work_seconds = other.last_work_seconds
-            other.close(kill=True)
+            self.last_work_seconds = call.last_work_seconds
+            call.close()
+            warm.close(kill=True)  # the call's process dies with it
 
     def close(self, kill: bool = False, crashed: bool = False) -> str:
         """End this part's process: an idle one exits when its socket closes; `kill` for one that may not

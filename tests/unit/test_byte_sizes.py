@@ -47,4 +47,4 @@ def test_the_graders_memory_check_names_the_block_in_kib():
     import attention_ref as ref
     from autograder.graders import test_tiles
 
-    assert test_tiles.byte_size(ref.tiled_score_bytes(test_tiles.MEMORY_T, test_tiles.MEMORY_BLOCK)) == "384 KiB"
+    assert test_tiles.byte_size(ref.tiled_score_bytes(test_tiles.MEMORY_T, test_tiles.MEMORY_BLOCK)) == "192 KiB"
