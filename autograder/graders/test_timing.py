@@ -73,6 +73,7 @@ class Served:
     def __init__(self) -> None:
         self.intervals: list[tuple[float, float]] = []  # (start, end) of each call, on the grader's clock
         self.request = (0.0, 0.0)  # the span of the request that made the calls, where a probe records it
+        self.cpu: float | None = None  # the CPU time that request caused, by the kernel, where a probe records it
 
     def __call__(self, seen: Seen) -> None:
         start = time.monotonic()
@@ -180,12 +181,23 @@ class RealAttention(Recorded):
 
 
 def _probe(student, schedule: "Schedule", repeats: int, warmup: int) -> float | None:
-    """What time_call returned on `schedule` (None when not a number); the request's span in `schedule.request`."""
+    """What time_call returned on `schedule` (None when not a number); the request's span in `schedule.request`,
+    the CPU time it caused in `schedule.cpu`."""
     got = student.call("time_call", student.remote(schedule), repeats=repeats, warmup=warmup)
-    schedule.request = student.last_request
+    schedule.request, schedule.cpu = student.last_request, student.last_work_seconds
     if type(got) is torch.Tensor and got.numel() == 1 and got.dtype.is_floating_point:
         return float(got.item())
     return float(got) if type(got) in (int, float) else None
+
+
+def _cpu_clock(got: float, served: "Served", shortest: float) -> bool:
+    """Whether `got` can only come from a clock that does not count waiting: less than the shortest call took
+    (a wall clock reads at least the call it timed), and no more than the CPU time the whole request caused,
+    by the kernel's count (however long a busy machine made the submission's own share of it). Where the kernel
+    gave no count, a fifth of the shortest call."""
+    if not 0 <= got < shortest:
+        return False
+    return got <= served.cpu + CLOCK_SLACK if served.cpu is not None else got < shortest / 5
 
 
 def _within(x: float, bracket: tuple[float, float]) -> bool:
@@ -211,7 +223,7 @@ def _timer_probe(student) -> Hint | None:
             return Hint(UNITS_HINT, f"on calls that took {took:.3g} s by the grader's clock your time_call reported "
                                     f"{got_b:.4g}: {unit}, {scale:g} times the seconds")
     shortest = min(end - start for start, end in a.intervals + b.intervals)
-    if 0 <= got_a < shortest / 5 and 0 <= got_b < shortest / 5:
+    if all(_cpu_clock(got, served, shortest) for got, served in ((got_a, a), (got_b, b))):
         return Hint(CLOCK_HINT, f"on calls of at least {shortest:.3g} s it reported {got_b:.3g}: that clock does not "
                                 "count the time a call waits (CPU time, time.process_time)")
     if a.calls == 1 and b.calls == 5:
