@@ -275,11 +275,14 @@ def _named(prefix: str, owner: Owner) -> str:
 
 def _evidence(owners: list[Owner], owner: Owner, prefixes: dict[str, set[str]]) -> str:
     """Why the readings of `owners` other than `owner`'s were dropped."""
-    other = next(o for o in owners if o.key != owner.key)
-    if other.key in prefixes:
-        names = " and ".join(_named(prefix, other) for prefix in sorted(prefixes[other.key]))
-        return f"user {printable(other.id)}'s other files have them {names}"
-    return f"the download's other files are {'' if owner.anonymous else 'not '}anonymous"
+    why = []
+    for other in {o.key: o for o in owners if o.key != owner.key}.values():
+        if other.key in prefixes:
+            names = " and ".join(_named(prefix, other) for prefix in sorted(prefixes[other.key]))
+            why.append(f"user {printable(other.id)}'s other files have them {names}")
+        else:
+            why.append(f"the download's other files are {'' if owner.anonymous else 'not '}anonymous")
+    return "; ".join(dict.fromkeys(why))
 
 
 def _rest_notes(shown: str, style: str, entries: list[Entry],

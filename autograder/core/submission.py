@@ -4,7 +4,10 @@ A submission is data. Its files are read without following a symbolic link, and
 a link, a pipe, a device or a file too large is refused with a note before
 anything is read; a notebook that is not valid JSON (or nested too deeply to
 read) is noted as unreadable. Nothing a student chose can make the grader read
-anything outside the submission or wait on it.
+anything outside the submission or wait on it, or cost the grader more than
+its bounds, known before reading: a zip's end record (`open_zip`), a file's
+size, what parsing notebook JSON would cost (`JsonCost`, counted while it is
+read), names no longer than a file's (MAX_NAME_CHARS).
 
 The read-only setup cells of the *release* notebook run first, then the
 student's cells in the student's notebook order: every answer cell (matched
