@@ -142,7 +142,7 @@ def _run(options: RunOptions) -> RunOutcome:
         written, outcome.gradebook_line = gradebook.finish()
         outcome.failed |= not written
         _note_rejected(graded, gradebook.update.rejected, gradebook.folders)
-    reports.write_class(graded, out, kept=frozenset(g.id for g in kept), similar=similar)
+    reports.write_class(graded, out, kept=frozenset(g.id for g in kept), similar=similar, notes=notes)
     if pool.weaknesses:
         print(f"autograder: weaker sandbox on this machine: {'; '.join(sorted(pool.weaknesses))}.", file=sys.stderr)
     return outcome
@@ -200,7 +200,7 @@ def _grade(options: RunOptions, secret: str, out: Path, paths: list[tuple[Path, 
         if options.progress:
             print(f"isolation: {isolation}", file=sys.stderr, flush=True)
     if options.progress:
-        print("\n".join([quiz_line, *notes]), file=sys.stderr, flush=True)
+        print("\n".join([quiz_line, *(f"note: {note}" for note in notes)]), file=sys.stderr, flush=True)
     similar = _compared_meanwhile(found.cells, options.similarity)
     # a bar on a terminal only: in a redirected log it would be a line per update
     with tqdm(total=len(found.todo), unit="submission",
@@ -278,7 +278,7 @@ def _check_paths(paths: tuple[Path, ...], nbgrader: str | None) -> None:
 
 def _students(paths: tuple[Path, ...]) -> tuple[list[tuple[Path, str]], list[str]]:
     """Each path as the students it holds (core/students.py), one (path, id) each, and the notes the run
-    prints. Every path that cannot be split without a guess is named in one RunError."""
+    prints and the class report shows. Every path that cannot be split without a guess is named in one RunError."""
     found: list[tuple[Path, str]] = []
     notes: list[str] = []
     refused: list[str] = []
@@ -288,7 +288,7 @@ def _students(paths: tuple[Path, ...]) -> tuple[list[tuple[Path, str]], list[str
         except LayoutError as exc:
             refused.append(str(exc))
             continue
-        notes += [f"note: {note}" for note in held.notes]
+        notes += held.notes
         found += held.students
     if refused:
         raise RunError("\n".join(refused))

@@ -9,6 +9,7 @@ is wrong), so a row graded from another student's files shows. Only part `masks`
 from __future__ import annotations
 
 import csv
+import html
 import os
 import shutil
 import subprocess
@@ -138,17 +139,20 @@ def test_blackboard_names_grade_each_students_latest_attempt(tmp_path, full_mark
     assert "jdoe: 2 attempts in" in run.stderr and "the latest (2024-01-02-09-30-00) is graded" in run.stderr
 
 
-def test_a_folder_that_mixes_ways_of_naming_is_refused_with_what_was_found(tmp_path):
+def test_an_entry_named_unlike_the_rest_is_a_note_never_the_class(tmp_path, full_marks):
+    """Issue 53: a folder beside a Canvas download once refused the class (exit 2, no one graded). Canvas's
+    names read the most entries: the folder is a note, in the run's output and the class report."""
+    right, wrong = full_marks
     mixed = notebooks(tmp_path / "mixed", "attention", prefix="smithjohn_12345_678_")
-    notebooks(mixed, "attention", prefix="leeann_23456_680_")
+    module(mixed / "leeann_23456_680_hw_attempt_2024-01-01-12-00-00_solution.py", wrong=True)  # reads as Blackboard's too
     notebooks(mixed / "alice", "attention")
     run = grade(mixed, out=tmp_path / "out")
-    assert run.returncode == 2, run.stderr
-    assert "name their students in more than one way" in run.stderr
-    assert "a folder or zip per student: alice/" in run.stderr
-    assert "Canvas bulk-download names: leeann_23456_680_attention.ipynb, smithjohn_12345_678_attention.ipynb" in run.stderr
-    assert f"`grade {mixed}/<student> ...`" in run.stderr
-    assert not (tmp_path / "out" / "grades.csv").exists()
+    assert run.returncode == 0, run.stderr
+    assert masks(tmp_path / "out") == {"12345": right, "23456": wrong}
+    note = (f"alice/ in {mixed}: named as a folder or zip per student, unlike the rest (Canvas bulk-download names), "
+            f"so whose it is would be a guess: not graded; grade it as a PATH of its own: `grade {mixed}/alice/`")
+    assert f"note: {note}" in run.stderr.splitlines()
+    assert html.escape(note, quote=True) in (tmp_path / "out" / "class_report.html").read_text()
 
 
 def test_one_students_folder_is_still_one_row(tmp_path, full_marks):

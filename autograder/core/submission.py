@@ -4,7 +4,10 @@ A submission is data. Its files are read without following a symbolic link, and
 a link, a pipe, a device or a file too large is refused with a note before
 anything is read; a notebook that is not valid JSON (or nested too deeply to
 read) is noted as unreadable. Nothing a student chose can make the grader read
-anything outside the submission or wait on it.
+anything outside the submission or wait on it, or cost the grader more than
+its bounds, known before reading: a zip's end record (`open_zip`), a file's
+size, what parsing notebook JSON would cost (`JsonCost`, counted while it is
+read), names no longer than a file's (MAX_NAME_CHARS).
 
 The read-only setup cells of the *release* notebook run first, then the
 student's cells in the student's notebook order: every answer cell (matched
@@ -24,12 +27,13 @@ import json
 import os
 import re
 import stat
+import struct
 import time
 import zipfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePath
-from typing import Any, Callable
+from typing import Any, BinaryIO, Callable
 
 from .. import assignment, quiz
 from ..text import code_lines, printable
@@ -41,8 +45,10 @@ from ..text import code_lines, printable
 MAX_CODE_BYTES = 256 * 2**10
 MAX_PY_BYTES = MAX_CODE_BYTES
 MAX_NOTEBOOK_BYTES = 128 * 2**20  # a file: its outputs (plots) included; the limit on code is MAX_CODE_BYTES
-MAX_FILES = 500  # entries looked at in a submission folder
+MAX_FILES = 500  # notebooks and modules found in a submission (its folders and zips)
+MAX_SCANNED = 10_000  # entries of a submission's folders looked at, in all
 MAX_DEPTH = 8
+MAX_NAME_CHARS = 255  # a file's own name: what every file system allows; a zip's longer one is refused unread
 
 Cell = tuple[str, str]  # (label shown in tracebacks, code)
 REFUSED = "so it was not read"  # how every note on a refused file ends (a file's name only ever comes before it)
@@ -59,6 +65,7 @@ class Submission:
     newest_file: float = 0.0  # modification time of its newest file: a later resubmission is graded again
     quiz_shown: dict[str, Any] | None = None  # what its quiz.ipynb shows (quiz.shown_quiz); None: no quiz notebook
     code_bytes: int = field(default=0, repr=False, compare=False)  # what its cells hold so far, while it is read (MAX_CODE_BYTES)
+    zip_bytes: int = field(default=0, repr=False, compare=False)  # its zips held in memory while it is read (MAX_ZIP_BYTES)
 
     def cells_for(self, part: str) -> list[Cell]:
         return self.cells.get(assignment.part(part).notebook, [])
@@ -133,7 +140,7 @@ def read_submission(path: Path, sid: str | None = None) -> Submission:
         _read_file(submission, _on_disk(path, path.name, info), notebook_named(path.stem) or assignment.NOTEBOOKS[0])
     elif stat.S_ISREG(info.st_mode) and path.suffix == ".zip":
         found: list[File] = []
-        _unzip(submission, _on_disk(path, path.name, info), found)
+        _unzip(submission, path, path.name, found)
         _choose(submission, found)
     elif stat.S_ISREG(info.st_mode):
         raise SubmissionError(f"{path}: a submission is a .py module, a .ipynb notebook, a .zip of them or a folder")
@@ -147,15 +154,47 @@ def read_submission(path: Path, sid: str | None = None) -> Submission:
 def notebook_named(stem: str) -> str | None:
     """The assignment's notebook a file's name stands for, as students and LMSs name them: any case, a copy's
     suffix (`quiz (1)`, `attention-copy`, Canvas's `attention-1`), an LMS's prefix (Canvas's
-    `smithjohn_12345_678_attention`, Moodle's `Ann Lee_123_assignsubmission_file_attention`)."""
-    text = stem.lower().strip()
-    text = re.sub(r"\s*\(\d+\)$", "", text)
-    text = re.sub(r"[\s_-]*copy\s*\d*$", "", text)
-    text = re.sub(r"-\d+$", "", text)
+    `smithjohn_12345_678_attention`, Moodle's `Ann Lee_123_assignsubmission_file_attention`). Read with string
+    operations, each linear in the name, and only a name no file system would refuse (MAX_NAME_CHARS)."""
+    if len(stem) > MAX_NAME_CHARS:
+        return None
+    text = _without_copy_suffix(stem.lower().strip())
     for notebook in assignment.NOTEBOOKS:
-        if text == notebook or re.search(rf"(^|[\s_.-]){re.escape(notebook)}$", text):
+        before = text[:-len(notebook)]
+        if text.endswith(notebook) and (not before or before[-1].isspace() or before[-1] in "_.-"):
             return notebook
     return None
+
+
+def _without_copy_suffix(text: str) -> str:
+    """`text` less what a copy adds at its end: ` (1)`, then `-copy`, ` copy 2`, `_copy`, then `-1`."""
+    if text.endswith(")") and "(" in text:
+        opened = text.rindex("(")
+        if text[opened + 1:-1].isdecimal():
+            text = text[:opened].rstrip()
+    word = _without_digits(text).rstrip()
+    if word.endswith("copy"):
+        text = _without_separators(word[:-len("copy")])
+    number = _without_digits(text)
+    if number != text and number.endswith("-"):
+        text = number[:-1]
+    return text
+
+
+def _without_separators(text: str) -> str:
+    """`text` less the spaces, `_` and `-` it ends with."""
+    end = len(text)
+    while end and (text[end - 1].isspace() or text[end - 1] in "_-"):
+        end -= 1
+    return text[:end]
+
+
+def _without_digits(text: str) -> str:
+    """`text` less the decimal digits it ends with."""
+    end = len(text)
+    while end and text[end - 1].isdecimal():
+        end -= 1
+    return text[:end]
 
 
 @dataclass(frozen=True)
@@ -188,42 +227,63 @@ def _read_folder(submission: Submission, folder: Path) -> None:
 
 def _choose(submission: Submission, found: list["File"]) -> None:
     """Read the files that stand for the assignment's notebooks (or, without any, its .py modules), and
-    say which file was read for which notebook and which is missing."""
-    chosen: dict[str, File] = {}
+    say which file was read for which notebook, which is missing, and, where several files stand for one
+    notebook, which of them was graded and why."""
+    standing: dict[str, list[File]] = {}
     for file in found:
         notebook = notebook_named(file.stem) if file.suffix == ".ipynb" else None
-        best = chosen.get(notebook) if notebook else None
-        if notebook and (best is None or (file.stem == notebook, file.mtime) > (best.stem == notebook, best.mtime)):
-            chosen[notebook] = file  # the exactly named file first, then the newest
+        if notebook:
+            standing.setdefault(notebook, []).append(file)
     modules = [f for f in found if f.suffix == ".py" and f.name not in assignment.PUBLIC_HELPERS]
-    if chosen:
-        for notebook, file in chosen.items():
+    if standing:
+        for notebook, files in standing.items():
+            file, why = _graded_of(notebook, files)
             _read_file(submission, file, notebook)
-            if file.shown != f"{notebook}.ipynb":
+            if len(files) > 1:
+                submission.notes.append(f"{notebook}.ipynb: {len(files)} files stand for it "
+                                        f"({', '.join(printable(f.shown, 80) for f in files[:SHOWN_FILES])}"
+                                        f"{' and more' if len(files) > SHOWN_FILES else ''}); "
+                                        f"{printable(file.shown, 80)} is graded, {why}")
+            elif file.shown != f"{notebook}.ipynb":
                 submission.notes.append(f"{notebook}.ipynb read from {printable(file.shown)}")
-        missing = [n for n in assignment.NOTEBOOKS if n not in chosen]
+        missing = [n for n in assignment.NOTEBOOKS if n not in standing]
         submission.problems += [f"no {n}.ipynb found (its part{'s' if len(_parts_of(n)) > 1 else ''} "
                                 f"{', '.join(_parts_of(n))} score 0)" for n in missing]
     elif modules:
         for file in modules:
             _read_file(submission, file, assignment.NOTEBOOKS[0])
     else:
-        names = ", ".join(printable(f.shown) for f in found[:10]) or "nothing"
+        names = ", ".join(printable(f.shown, 80) for f in found[:10]) or "nothing"
         submission.problems.append(f"no attention.ipynb, quiz.ipynb or .py file found (found: {names})")
+
+
+def _graded_of(notebook: str, files: list["File"]) -> tuple["File", str]:
+    """Of the files that stand for `notebook`, the one graded and why: the one named exactly so, else the
+    newest (of files as new, the first found)."""
+    exact = [f for f in files if f.stem == notebook]
+    if len(exact) == 1:
+        return exact[0], "the one named exactly so"
+    pool = exact or files
+    newest = max(pool, key=lambda f: f.mtime)  # the first of the newest
+    alike = sum(f.mtime == newest.mtime for f in pool)
+    return newest, "the newest" + (f" (of {alike} as new, the first found)" if alike > 1 else "")
 
 
 def _parts_of(notebook: str) -> list[str]:
     return [p.name for p in assignment.PARTS if p.notebook == notebook]
 
 
-def _scan(submission: Submission, folder: Path, prefix: str, found: list[File], depth: int) -> None:
+def _scan(submission: Submission, folder: Path, prefix: str, found: list[File], depth: int,
+          budget: list[int] | None = None) -> None:
     """Every regular .py and .ipynb file below `folder`, and in the .zip files there; links and special
-    files refused."""
-    try:
-        entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError as exc:
-        submission.problems.append(f"{printable(prefix or folder.name)}: could not be listed ({exc.strerror})")
+    files refused. At most MAX_SCANNED entries are looked at in all (`budget`: how many are left), in at most
+    MAX_DEPTH levels: a folder that would take more is not read, and a problem says so."""
+    budget = [MAX_SCANNED] if budget is None else budget
+    entries = _listing(folder, budget[0])
+    if isinstance(entries, str):
+        submission.problems.append(f"{printable(prefix or folder.name)}: {entries}")
         return
+    budget[0] -= len(entries)
     for entry in entries:
         shown = prefix + entry.name
         if len(found) >= MAX_FILES or depth > MAX_DEPTH:
@@ -232,14 +292,29 @@ def _scan(submission: Submission, folder: Path, prefix: str, found: list[File], 
         info = entry.stat(follow_symlinks=False)
         if stat.S_ISDIR(info.st_mode):
             if entry.name not in (".ipynb_checkpoints", "__pycache__"):
-                _scan(submission, Path(entry.path), shown + "/", found, depth + 1)
+                _scan(submission, Path(entry.path), shown + "/", found, depth + 1, budget)
         elif stat.S_ISREG(info.st_mode):
             if Path(entry.name).suffix in (".py", ".ipynb"):
                 found.append(_on_disk(Path(entry.path), shown, info))
             elif Path(entry.name).suffix == ".zip":
-                _unzip(submission, _on_disk(Path(entry.path), shown, info), found)
+                _unzip(submission, Path(entry.path), shown, found)
         elif Path(entry.name).suffix in (".py", ".ipynb", ".zip") or stat.S_ISLNK(info.st_mode):
             submission.problems.append(_refused(shown, info))
+
+
+def _listing(folder: Path, most: int) -> list[os.DirEntry] | str:
+    """The entries of `folder`, sorted by name, or why they were not: it could not be listed, or it holds
+    more than `most` (what is left of MAX_SCANNED), found before they are all held."""
+    entries = []
+    try:
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                if len(entries) >= most:
+                    return f"more than {MAX_SCANNED:,} entries in its folders in all: the rest was not read"
+                entries.append(entry)
+    except OSError as exc:
+        return f"could not be listed ({exc.strerror})"
+    return sorted(entries, key=lambda e: e.name)
 
 
 def _refused(shown: str, info: os.stat_result) -> str:
@@ -250,7 +325,7 @@ def _refused(shown: str, info: os.stat_result) -> str:
 
 def _read_bytes(path: Path, limit: int) -> bytes | str:
     """The file's bytes, or why they were not read. Opened without following a link and without
-    waiting on a pipe; what is opened must be a regular file."""
+    waiting on a pipe; what is opened must be a regular file; read as `_read_within` reads it."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
@@ -261,7 +336,25 @@ def _read_bytes(path: Path, limit: int) -> bytes | str:
             return f"is not a regular file, {REFUSED}"
         if info.st_size > limit:
             return f"is {info.st_size:,} bytes, over the limit of {limit:,}, {REFUSED}"
-        return fh.read(limit + 1)[:limit]
+        return _read_within(fh, limit, path.suffix == ".ipynb", "grew to more than")
+
+
+READ_CHUNK = 2**20  # what is read of a file at a time
+
+
+def _read_within(fh: BinaryIO, limit: int, notebook: bool, over: str) -> bytes | str:
+    """At most `limit` bytes of `fh`, read a chunk at a time, or why not (`over`: how a file over `limit`
+    is said). A notebook stops at the chunk that takes its JSON over what parsing it may cost (`JsonCost`):
+    a small zip can hold a large notebook, and the grader never holds one it would refuse."""
+    held = io.BytesIO()
+    cost = JsonCost() if notebook else None
+    while chunk := fh.read(min(READ_CHUNK, limit + 1 - held.tell())):
+        held.write(chunk)
+        if held.tell() > limit:
+            return f"{over} {limit:,} bytes, {REFUSED}"
+        if cost is not None and (why := cost.add(chunk)):
+            return f"holds {why}, {REFUSED}"
+    return held.getvalue()
 
 
 def _read_file(submission: Submission, file: File, notebook: str) -> None:
@@ -280,49 +373,137 @@ def _read_file(submission: Submission, file: File, notebook: str) -> None:
         _add_notebook(submission, data, notebook, file.shown)
 
 
-MAX_ZIP_BYTES = 64 * 2**20
+MAX_ZIP_BYTES = 64 * 2**20  # a zip, and all of one submission's zips: each is held in memory while it is read
+MAX_ZIP_MEMBERS = 10_000  # members a zip may list: a student's project folder, zipped
+MAX_ZIP_DIRECTORY_BYTES = 2 * 2**20  # its central directory, which zipfile lists whole: about 10 bytes of memory a byte
 S_IFLNK = 0o120000
+SHOWN_FILES = 8  # files a note names before "and more"
 
 
-def _unzip(submission: Submission, archive: File, found: list[File]) -> None:
-    """The .py and .ipynb members of an uploaded zip, read in memory: a member that is a link, a path
-    out of the archive or a file over its limit (however small its header says it is) is refused."""
-    data = archive.read(MAX_ZIP_BYTES)
-    if isinstance(data, str):
-        submission.problems.append(f"{printable(archive.shown)} {data}")
+def _unzip(submission: Submission, path: Path, shown: str, found: list[File]) -> None:
+    """The .py and .ipynb members of an uploaded zip (`open_zip`, within what is left of the submission's
+    MAX_ZIP_BYTES), read in memory: a member that is a link, a path out of the archive, a name longer than a
+    file's may be, or a file over its limit (however small its header says it is) is refused."""
+    opened = open_zip(path, MAX_ZIP_BYTES - submission.zip_bytes)
+    if isinstance(opened, str):
+        submission.problems.append(f"{printable(shown)} {opened}")
         return
-    try:
-        members = zipfile.ZipFile(io.BytesIO(data)).infolist()
-    except (zipfile.BadZipFile, ValueError, OSError):
-        submission.problems.append(f"{printable(archive.shown)}: not a readable zip, {REFUSED}")
-        return
-    book = zipfile.ZipFile(io.BytesIO(data))
-    for member in members[:MAX_FILES]:
+    book, size = opened
+    submission.zip_bytes += size
+    long_names = []
+    for member in book.infolist():
         name = member.filename
-        shown = f"{archive.shown}/{name}"
         if member.is_dir() or "__MACOSX/" in name or PurePath(name).name.startswith("._"):
             continue
         if PurePath(name).suffix not in (".py", ".ipynb"):
             continue
-        if (member.external_attr >> 16) & 0o170000 == S_IFLNK:
-            submission.problems.append(f"{printable(shown)} is a symbolic link: links are never followed, {REFUSED}")
+        if len(PurePath(name).name) > MAX_NAME_CHARS:
+            long_names.append(name)
             continue
+        if (member.external_attr >> 16) & 0o170000 == S_IFLNK:
+            submission.problems.append(f"{printable(f'{shown}/{name}')} is a symbolic link: links are never followed, "
+                                       f"{REFUSED}")
+            continue
+        if len(found) >= MAX_FILES:
+            submission.problems.append(f"{printable(shown)}: more than {MAX_FILES} notebooks and modules in all: "
+                                       "the rest was not read")
+            break
         mtime = _zip_time(member)
-        found.append(File(shown, PurePath(name).name, mtime, lambda limit, m=member: _read_member(book, m, limit)))
+        found.append(File(f"{shown}/{name}", PurePath(name).name, mtime,
+                          lambda limit, m=member: _read_member(book, m, limit)))
         submission.newest_file = max(submission.newest_file, mtime)
+    if long_names:
+        submission.problems.append(f"{printable(shown)}: {len(long_names)} member(s) named with more than "
+                                   f"{MAX_NAME_CHARS} characters (the first: {printable(long_names[0], 60)}...), "
+                                   f"{REFUSED}")
+
+
+def open_zip(path: Path, limit: int = MAX_ZIP_BYTES) -> tuple[zipfile.ZipFile, int] | str:
+    """The zip at `path`, listed once, in memory, and its size; or why it was not: a link, a special file,
+    more than `limit` bytes, or an end record (`zip_end_record`), read before the rest of the zip is, that
+    lists more than MAX_ZIP_MEMBERS members or a central directory over MAX_ZIP_DIRECTORY_BYTES."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return f"could not be opened ({exc.strerror})"
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return f"is not a regular file, {REFUSED}"
+        if info.st_size > limit:
+            over = "the limit" if limit == MAX_ZIP_BYTES else f"the {limit:,} left of a submission's limit"
+            return f"is {info.st_size:,} bytes, over {over} of {MAX_ZIP_BYTES:,} for zips, {REFUSED}"
+        fh.seek(max(0, info.st_size - END_RECORD_TAIL))
+        why = _zip_directory_refused(fh.read(END_RECORD_TAIL))
+        if why:
+            return why
+        fh.seek(0)
+        data = _read_within(fh, limit, False, "grew to more than")
+    if isinstance(data, str):
+        return data
+    why = _zip_directory_refused(data[-END_RECORD_TAIL:])  # what zipfile will read: the bytes now held
+    if why:
+        return why
+    try:
+        book = zipfile.ZipFile(io.BytesIO(data))
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, NotImplementedError):
+        return f"is not a readable zip, {REFUSED}"
+    if len(book.infolist()) > MAX_ZIP_MEMBERS:  # an end record may understate them; the directory bound held
+        return f"lists more than {MAX_ZIP_MEMBERS:,} members, {REFUSED}"
+    return book, len(data)
+
+
+# A zip's end, where zipfile looks for its end record: ZIP64's record and locator, the end record, and a comment.
+END_COMMENT = 1 << 16
+END_RECORD_TAIL = zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator + zipfile.sizeEndCentDir + END_COMMENT
+
+
+def _zip_directory_refused(tail: bytes) -> str | None:
+    """Why a zip whose last bytes are `tail` (END_RECORD_TAIL of them, or all it has) is refused before it
+    is listed: more members, or a larger central directory, than its end record may state."""
+    end = zip_end_record(tail)
+    if end is None:
+        return f"is not a readable zip (no end record), {REFUSED}"
+    members, directory = end
+    if members > MAX_ZIP_MEMBERS:
+        return f"lists {members:,} members, over the limit of {MAX_ZIP_MEMBERS:,}, {REFUSED}"
+    if directory > MAX_ZIP_DIRECTORY_BYTES:
+        return f"has a directory of {directory:,} bytes, over the limit of {MAX_ZIP_DIRECTORY_BYTES:,}, {REFUSED}"
+    return None
+
+
+def zip_end_record(tail: bytes) -> tuple[int, int] | None:
+    """(members, central directory bytes) as the end record in a zip's last bytes `tail` states them, found as
+    zipfile finds it (the last 22 bytes, else the last signature before a comment), ZIP64's record where its
+    locator precedes it; None without one. Nothing past the end record is parsed: zipfile lists the rest."""
+    size = zipfile.sizeEndCentDir
+    if len(tail) >= size and tail[-size:-size + 4] == zipfile.stringEndArchive and tail[-2:] == b"\0\0":
+        at = len(tail) - size
+    else:
+        searched = max(0, len(tail) - size - END_COMMENT)
+        at = tail.rfind(zipfile.stringEndArchive, searched)
+        if at < 0 or len(tail) - at < size:
+            return None
+    fields = struct.unpack(zipfile.structEndArchive, tail[at:at + size])
+    members, directory = fields[4], fields[5]  # the entries in all, the directory's size
+    locator = tail[max(0, at - zipfile.sizeEndCentDir64Locator):at]
+    record = tail[max(0, at - zipfile.sizeEndCentDir64Locator - zipfile.sizeEndCentDir64):
+                  at - zipfile.sizeEndCentDir64Locator]
+    if (len(locator) == zipfile.sizeEndCentDir64Locator and locator[:4] == zipfile.stringEndArchive64Locator
+            and len(record) == zipfile.sizeEndCentDir64 and record[:4] == zipfile.stringEndArchive64):
+        zip64 = struct.unpack(zipfile.structEndArchive64, record)
+        members, directory = zip64[7], zip64[8]
+    return members, directory
 
 
 def _read_member(book: zipfile.ZipFile, member: zipfile.ZipInfo, limit: int) -> bytes | str:
     if member.file_size > limit:
         return f"is {member.file_size:,} bytes, over the limit of {limit:,}, {REFUSED}"
     try:
-        with book.open(member) as fh:
-            data = fh.read(limit + 1)  # a header that lies about the size stops here
-    except (zipfile.BadZipFile, ValueError, OSError, RuntimeError, NotImplementedError) as exc:
+        with book.open(member) as fh:  # a header that lies about the size stops at the limit
+            return _read_within(fh, limit, PurePath(member.filename).suffix == ".ipynb", "unpacks to more than")
+    except (zipfile.BadZipFile, ValueError, OSError, RuntimeError, NotImplementedError, EOFError) as exc:
         return f"could not be unpacked ({type(exc).__name__}), {REFUSED}"
-    if len(data) > limit:
-        return f"unpacks to more than {limit:,} bytes, {REFUSED}"
-    return data
 
 
 def _zip_time(member: zipfile.ZipInfo) -> float:
@@ -412,6 +593,12 @@ def public_files() -> dict[str, bytes]:
 
 
 MAX_CONTAINERS = 1_000_000  # JSON objects and arrays in a notebook: a real one has a few per cell
+MAX_JSON_VALUES = 2_000_000  # its strings, numbers, true, false and null: each an object or a slot once parsed
+# What makes Python hold a text's every character in 4, or 2, bytes: a byte that starts a character from U+10000
+# on, or from U+0100 on, and the escapes of such characters (each searched apart: a pattern that starts with a
+# literal is searched for as fast as bytes are counted).
+WIDE_TEXT = ((4, re.compile(rb"[\xf0-\xf4]"), re.compile(rb"\\u[dD][89abAB]")),
+             (2, re.compile(rb"[\xc4-\xef]"), re.compile(rb"\\u(?!00)")))
 
 
 @dataclass(frozen=True)
@@ -436,12 +623,19 @@ def notebook_cells(notebook: dict) -> list[NotebookCell]:
 
 
 def parse_notebook(data: bytes) -> dict | str:
-    """Notebook JSON with a list of cells, or why it could not be read. Bounded before it is parsed: nesting
-    (RecursionError) and the count of objects and arrays (a million empty cells in 32 MiB)."""
-    if data.count(b"{") + data.count(b"[") > MAX_CONTAINERS:
-        return f"more than {MAX_CONTAINERS:,} JSON objects and arrays"
+    """Notebook JSON with a list of cells, or why it could not be read. Bounded before it is parsed
+    (`JsonCost`: its values, its objects and arrays, its text as Python holds it), its numbers as they are
+    parsed, and its nesting by json's recursion limit (RecursionError)."""
+    cost = JsonCost()
+    why = cost.add(data)
+    if why:
+        return why
+    numbers = _Numbers(MAX_JSON_VALUES - cost.values)
     try:
-        notebook = json.loads(data.decode("utf-8"))
+        notebook = json.loads(data.decode("utf-8"), parse_int=numbers.parse_int, parse_float=numbers.parse_float,
+                              parse_constant=numbers.parse_float)
+    except _TooMany:
+        return cost.too_many_values
     except UnicodeDecodeError:
         return "not UTF-8 text"
     except RecursionError:
@@ -452,6 +646,65 @@ def parse_notebook(data: bytes) -> dict | str:
     if type(cells) is not list:
         return "no list of cells"
     return notebook
+
+
+class JsonCost:
+    """What parsing notebook JSON would cost, counted in its bytes (as they are read, a chunk at a time)
+    before anything parses them: its strings (a pair of quotes each, at most), true, false and null; its
+    objects and arrays; its text as Python holds it, 1, 2 or 4 bytes a character as the widest needs (a
+    `\\u` escape counted as the character it stands for). Counts only: no pattern with a quantifier runs."""
+
+    def __init__(self) -> None:
+        self.size = self.quotes = self.literals = self.containers = 0
+        self.width = 1
+
+    @property
+    def values(self) -> int:
+        return self.quotes // 2 + self.literals
+
+    too_many_values = f"more than {MAX_JSON_VALUES:,} JSON values (strings, numbers, true, false and null)"
+
+    def add(self, data: bytes) -> str | None:
+        """Counts `data` in (the next chunk); why what was added so far would cost too much to parse, or None."""
+        self.size += len(data)
+        self.quotes += data.count(b'"')
+        self.literals += data.count(b"true") + data.count(b"false") + data.count(b"null")
+        self.containers += data.count(b"{") + data.count(b"[")
+        for width, character, escape in WIDE_TEXT:
+            if self.width < width and ((not data.isascii() and character.search(data)) or escape.search(data)):
+                self.width = width
+        if self.values > MAX_JSON_VALUES:
+            return self.too_many_values
+        if self.containers > MAX_CONTAINERS:
+            return f"more than {MAX_CONTAINERS:,} JSON objects and arrays"
+        if self.size * self.width > MAX_NOTEBOOK_BYTES:
+            return (f"characters Python holds in {self.width} bytes each: its text would take more than "
+                    f"{MAX_NOTEBOOK_BYTES:,} bytes")
+        return None
+
+
+class _TooMany(Exception):
+    """More values than a notebook may hold, found while it is parsed (not a ValueError: json's own are)."""
+
+
+class _Numbers:
+    """json's hooks for numbers: each counted against what is left of MAX_JSON_VALUES as it is parsed."""
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+    def _count(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise _TooMany
+
+    def parse_int(self, text: str) -> int:
+        self._count()
+        return int(text)
+
+    def parse_float(self, text: str) -> float:
+        self._count()
+        return float(text)
 
 
 def _notebook_cell(number: int, cell: object) -> NotebookCell:

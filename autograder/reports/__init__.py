@@ -42,11 +42,12 @@ def _says(path: Path, text: str) -> bool:
 
 
 def write_class(graded: list[GradedSubmission], out: Path, kept: frozenset[str] = frozenset(),
-                similar: Similarity | None = None) -> None:
+                similar: Similarity | None = None, notes: list[str] | tuple[str, ...] = ()) -> None:
     """grades.csv and class_report.html; `kept`: the ids of results taken from an earlier run; `similar`:
-    the pairs unusually alike (`find_similar_or_why`), None for a report without them."""
+    the pairs unusually alike (`find_similar_or_why`), None for a report without them; `notes`: what the
+    PATHs held (core/students.py: who handed in what, and each entry that is no one's row)."""
     write_atomically(out / GRADES_FILE, grades_csv(graded))
-    write_atomically(out / CLASS_REPORT_FILE, class_report_html(graded, kept, similar))
+    write_atomically(out / CLASS_REPORT_FILE, class_report_html(graded, kept, similar, notes))
 
 
 def run_summary(graded: int, reused: int, seconds: float, startup: float | None) -> str:

@@ -279,9 +279,10 @@ def _student(sid: str) -> str:
 
 
 def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset[str] = frozenset(),
-                      similar: Similarity | None = None) -> str:
+                      similar: Similarity | None = None, notes: list[str] | tuple[str, ...] = ()) -> str:
     """The class report of a run: every submission's result, `kept` those taken from an earlier run,
-    `similar` the pairs of submissions unusually alike (similarity.py; None: no such section)."""
+    `similar` the pairs of submissions unusually alike (similarity.py; None: no such section), `notes`
+    what the PATHs held (who handed in what; no section without them)."""
     graded = sorted(graded, key=lambda g: g.id)
     scored = [g for g in graded if g.status is not Status.GRADER_ERROR]
     parts = sorted({c.part for g in graded for c in g.checks}, key=_part_order)
@@ -308,7 +309,7 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
                "each student's id links to their feedback page.</p>")
     out.append("<nav><a href='#scores'>Scores</a><a href='#checks'>Checks</a><a href='#mistakes'>Mistakes</a>"
                f"<a href='#trouble'>{TROUBLE_TITLE}</a><a href='#tampering'>Tampering</a>" + ("<a href='#similar'>Unusually alike</a>" if similar is not None else "")
-               + "<a href='#time'>Grading time</a></nav>")
+               + ("<a href='#intake'>Who handed in what</a>" if notes else "") + "<a href='#time'>Grading time</a></nav>")
 
     out.append("<h2 id='scores'>How the scores are spread</h2>")
     if kinds["grader error"]:
@@ -372,6 +373,10 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
         out += [f"<tr><td>{_student(g.id)}</td><td>{esc('; '.join(g.problems)[:400])}</td></tr>" for g in problems]
         out.append("</table></details>")
 
+    if notes:
+        out.append("<h2 id='intake'>Who handed in what</h2><p class='muted'>What the paths given to the grader "
+                   "held, as their names say: every entry is a student's row or one of these notes.</p>"
+                   "<ul id='intake-notes'>" + "".join(f"<li>{esc(note)}</li>" for note in notes) + "</ul>")
     out.append(_tampering(graded))
     if similar is not None:
         out.append(similar.html())

@@ -322,3 +322,201 @@ def test_a_notebooks_code_is_charged_before_anything_parses_it(tmp_path, monkeyp
     sub = read_submission(path)
     assert sub.cells["attention"] == [] and "over the limit" in sub.problems[-1]
     assert not any(size > submission.MAX_CODE_BYTES for size in parsed), parsed
+
+
+# ---- reading is bounded before it starts (issue 53) ----------------------------------------------------------
+
+
+def test_notebook_json_is_refused_before_it_is_parsed_by_what_parsing_it_would_cost(monkeypatch):
+    """Two million short strings, numbers or nulls cost the parse an object or a slot each (a 128 MiB notebook
+    of them, gigabytes): refused by their count; numbers as they are parsed. A character Python holds in 2 or
+    4 bytes (or its `\\u` escape) makes every character cost that much."""
+    from autograder.core import submission
+    from autograder.core.submission import parse_notebook
+
+    def many(value: str, n: int = 2_000_001) -> bytes:
+        return ('{"cells": [], "metadata": {"x": [' + ",".join([value] * n) + "]}}").encode()
+
+    too_many = "more than 2,000,000 JSON values (strings, numbers, true, false and null)"
+    assert parse_notebook(many('"ab"')) == too_many
+    assert parse_notebook(many("null")) == too_many
+    assert parse_notebook(many("1.5")) == too_many  # counted while it is parsed: no byte count tells a number
+    assert parse_notebook(many("7", 1_999_990))["metadata"]["x"][-1] == 7
+    assert isinstance(parse_notebook((RELEASE / "attention.ipynb").read_bytes()), dict)
+    monkeypatch.setattr(submission, "MAX_NOTEBOOK_BYTES", 1_000)
+    text = '{"cells": [], "metadata": {"x": "%s"}}'
+    assert isinstance(parse_notebook((text % ("é" * 200)).encode()), dict)  # Latin-1: a byte a character
+    for wide, width in (("😀", 4), ("\\ud83d\\ude00", 4), ("—", 2), ("\\u2014", 2)):
+        assert parse_notebook((text % (wide + "a" * 600)).encode()) == (
+            f"characters Python holds in {width} bytes each: its text would take more than 1,000 bytes"), wide
+
+
+def test_a_zipped_notebook_is_refused_while_it_is_read_never_held_whole(tmp_path):
+    """A small zip holding a notebook of four million short strings (once parsed whole in the grader's own
+    process: gigabytes for a 128 MiB one): read a chunk at a time and refused at the chunk that goes over."""
+    import tracemalloc
+    import zipfile
+
+    body = '{"cells": [], "metadata": {"x": [' + '"ab",' * 4_000_000 + '"ab"]}}'
+    with zipfile.ZipFile(tmp_path / "eve.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("attention.ipynb", body)
+    del body
+    assert (tmp_path / "eve.zip").stat().st_size < 200_000
+    tracemalloc.start()
+    try:
+        sub = read_submission(tmp_path / "eve.zip")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sub.problems[0] == ("eve.zip/attention.ipynb holds more than 2,000,000 JSON values (strings, numbers, true, "
+                               "false and null), so it was not read")
+    assert peak < 40 * 2**20, f"{peak / 2**20:.0f} MiB held while reading a 20 MiB notebook"
+
+
+def _zip_of(path: Path, listed: int, entries: int | None = None, zip64: bool = False) -> Path:
+    """A zip whose directory holds `entries` entries (`listed` unless given) of one member, `a`, whose end
+    record says it lists `listed` (ZIP64's record too with `zip64`): what the central directory may claim."""
+    import struct
+    import zipfile
+
+    entries = listed if entries is None else entries
+    name = b"a"
+    local = struct.pack(zipfile.structFileHeader, zipfile.stringFileHeader, 20, 0, 0, 0, 0, 0, 0, 0, 0, len(name), 0)
+    entry = struct.pack(zipfile.structCentralDir, zipfile.stringCentralDir, 20, 3, 20, 0, 0, 0, 0, 0, 0, 0, 0,
+                        len(name), 0, 0, 0, 0, 0, 0) + name
+    size = len(entry) * entries
+    with open(path, "wb") as fh:
+        fh.write(local + name + entry * entries)
+        if zip64:
+            fh.write(struct.pack(zipfile.structEndArchive64, zipfile.stringEndArchive64, 44, 45, 45, 0, 0, listed,
+                                 listed, size, len(local) + 1))
+            fh.write(struct.pack(zipfile.structEndArchive64Locator, zipfile.stringEndArchive64Locator, 0,
+                                 len(local) + 1 + size, 1))
+            listed, size = 0xFFFF, 0xFFFFFFFF
+        fh.write(struct.pack(zipfile.structEndArchive, zipfile.stringEndArchive, 0, 0, min(listed, 0xFFFF),
+                             min(listed, 0xFFFF), size, len(local) + 1, 0))
+    return path
+
+
+def test_a_zip_is_refused_from_its_end_record_before_it_is_listed(tmp_path, monkeypatch):
+    """A directory of 1.4 million members was listed twice (30 s, 1 GiB of the grader's memory) before the
+    member limit applied: its end record (ZIP64's, where there is one) says how many members and how large a
+    directory zipfile would list, so it is refused unlisted; an end record that understates them is caught by
+    the directory's size."""
+    import zipfile
+
+    from autograder.core import submission
+
+    listed = []
+    real = zipfile.ZipFile
+    monkeypatch.setattr(submission.zipfile, "ZipFile", lambda *a, **k: listed.append(a) or real(*a, **k))
+    cases = {"many.zip": ({"listed": 20_000}, "lists 20,000 members, over the limit of 10,000"),
+             "zip64.zip": ({"listed": 1_400_000, "entries": 10, "zip64": True},
+                           "lists 1,400,000 members, over the limit of 10,000"),
+             "understated.zip": ({"listed": 1, "entries": 50_000},
+                                 "has a directory of 2,350,000 bytes, over the limit of 2,097,152")}
+    for name, (shape, why) in cases.items():
+        sub = read_submission(_zip_of(tmp_path / name, **shape))
+        assert sub.problems[0] == f"{name} {why}, so it was not read", sub.problems
+    assert not listed
+    honest = _zip_of(tmp_path / "honest.zip", 5_000)
+    assert "no attention.ipynb" in read_submission(honest).problems[0] and len(listed) == 1  # listed once
+
+
+def test_the_end_record_is_found_as_zipfile_finds_it(tmp_path):
+    """With a comment, with ZIP64's records: the members and the directory's size the reader bounds are those
+    zipfile lists. A comment that holds an end record of its own is read as zipfile reads it: the false one."""
+    import zipfile
+
+    from autograder.core.submission import END_RECORD_TAIL, zip_end_record
+
+    for comment in (b"", b"a comment", bytes(0xFFFF)):
+        for zip64 in (False, True):
+            path = tmp_path / "z.zip"
+            with zipfile.ZipFile(path, "w") as z:
+                for i in range(3):
+                    with z.open(f"m{i}.py", "w", force_zip64=zip64) as fh:
+                        fh.write(b"x = 1\n")
+                z.comment = comment
+            data = path.read_bytes()
+            with zipfile.ZipFile(path) as z:
+                directory = sum(46 + len(i.orig_filename.encode()) + len(i.extra) + len(i.comment) for i in z.infolist())
+                assert zip_end_record(data[-END_RECORD_TAIL:]) == (len(z.infolist()), directory), (comment, zip64)
+    false_end = b"PK\x05\x06" + bytes(4) + (7).to_bytes(2, "little") * 2 + (99).to_bytes(4, "little") + bytes(6)
+    with zipfile.ZipFile(path, "a") as z:
+        z.comment = false_end
+    assert zip_end_record(path.read_bytes()[-END_RECORD_TAIL:]) == (7, 99)
+
+
+def test_a_submissions_zips_are_held_within_one_limit(tmp_path, monkeypatch):
+    """Each zip is held in memory while its submission is read: twenty of 64 MiB once made 1.3 GB."""
+    import zipfile
+
+    from autograder.core import submission
+
+    folder = tmp_path / "student"
+    folder.mkdir()
+    for name in ("a.zip", "b.zip"):
+        with zipfile.ZipFile(folder / name, "w") as z:
+            z.writestr(f"{name[0]}.py", "x = 1\n" * 100)
+    size = (folder / "a.zip").stat().st_size
+    monkeypatch.setattr(submission, "MAX_ZIP_BYTES", size + 10)
+    sub = read_submission(folder)
+    assert sub.cells["attention"] == [("a.py", "x = 1\n" * 100)]
+    assert sub.problems == [f"b.zip is {size:,} bytes, over the 10 left of a submission's limit of {size + 10:,} "
+                            "for zips, so it was not read"]
+
+
+def test_a_folder_is_listed_within_a_bound(tmp_path, monkeypatch):
+    from autograder.core import submission
+
+    monkeypatch.setattr(submission, "MAX_SCANNED", 5)
+    folder = tmp_path / "student"
+    (folder / "junk").mkdir(parents=True)
+    (folder / "attention.py").write_text("x = 1\n")
+    for i in range(10):
+        (folder / "junk" / f"{i}.png").write_text("")
+    sub = read_submission(folder)
+    assert sub.cells["attention"] == [("attention.py", "x = 1\n")]
+    assert sub.problems == ["junk/: more than 5 entries in its folders in all: the rest was not read"]
+
+
+def test_several_files_for_one_notebook_say_which_is_graded_and_why(tmp_path):
+    folder = tmp_path / "dana"
+    folder.mkdir()
+    notebook(folder / "attention (1).ipynb", {"masks-causal_mask": "copy = 1"})
+    notebook(folder / "attention.ipynb", {"masks-causal_mask": "exact = 1"})
+    os.utime(folder / "attention (1).ipynb", (2e9, 2e9))
+    sub = read_submission(folder)
+    assert ("attention.ipynb, cell masks-causal_mask", "exact = 1") in sub.cells["attention"]
+    assert sub.notes == ["attention.ipynb: 2 files stand for it (attention (1).ipynb, attention.ipynb); "
+                         "attention.ipynb is graded, the one named exactly so"]
+    os.remove(folder / "attention.ipynb")
+    notebook(folder / "Attention-2.ipynb", {"masks-causal_mask": "older = 1"})
+    sub = read_submission(folder)
+    assert ("attention.ipynb, cell masks-causal_mask", "copy = 1") in sub.cells["attention"]
+    assert sub.notes == ["attention.ipynb: 2 files stand for it (Attention-2.ipynb, attention (1).ipynb); "
+                         "attention (1).ipynb is graded, the newest"]
+
+
+def test_a_zip_member_named_longer_than_a_file_may_be_is_refused_unread(tmp_path):
+    """65,000-character names once made a file-name pattern backtrack, 10 s a member, in the grader's own
+    process: no pattern reads such a name, and one problem counts them."""
+    import time
+    import zipfile
+
+    from autograder.core.submission import notebook_named
+
+    with zipfile.ZipFile(tmp_path / "trent.zip", "w") as z:
+        for i in range(5):
+            z.writestr("_" * 64_990 + f"{i:04d}.ipynb", "{}")
+        z.writestr("work/attention.py", "x = 1\n")
+    started = time.perf_counter()
+    sub = read_submission(tmp_path / "trent.zip")
+    assert time.perf_counter() - started < 5
+    assert sub.cells["attention"] == [("attention.py", "x = 1\n")]
+    assert sub.problems == [f"trent.zip: 5 member(s) named with more than 255 characters (the first: {'_' * 60}...), "
+                            "so it was not read"]
+    started = time.perf_counter()
+    assert notebook_named("_" * 65_000) is None and notebook_named(" " * 65_000 + "attention") is None
+    assert time.perf_counter() - started < 1
