@@ -583,19 +583,20 @@ def test_case_earns_nothing_unearned(runs, name):
 
 
 def test_every_case_is_graded_quickly_enough(runs):
-    """Each run stays well under its time limits; a looping case costs about one time limit, not one per call
-    (nor two, with a reload under a limit of its own)."""
-    assert runs["seconds"]["main"] < 300
-    assert runs["seconds"]["later"] < 150
-    # less what a busy machine's CPU added to the cases' time limits (isolation.deadline), as the grader counted it
-    seconds = {r["id"]: r["seconds"] - r.get("busy", 0.0) for r in runs["engine"]["results"]}
-    assert seconds["huge_expanded_tensor_timed"] < 20, "an expand() was materialised"
+    """A looping case costs about one time limit, not one per call (nor two, with a reload under a limit of its
+    own), counted as a busy machine cannot change it: the time limits of its calls that were stopped for running
+    past them, and the CPU time its calls caused by the kernel's count, on at most every core (a run that hangs
+    fails test_grader_exits_0_with_every_hostile_submission)."""
+    graded = {r["id"]: r for r in runs["engine"]["results"]}
+    assert graded["huge_expanded_tensor_timed"]["cpu"] < 20, "an expand() was materialised"
     for name in ("infinite_loop_at_import", "infinite_loop_in_function", "sigterm_ignored_loop", "trickle_reply"):
-        assert seconds[name] < 40, f"{name} took {seconds[name]:.0f} s: a timeout was not enforced"
-    limit = ENGINE_LIMITS["call_seconds"]
-    slow = {c.name: f"{seconds[c.name]:.1f} s, over {c.within:g} time limits of {limit:g} s"
-            for c in CASES if c.within and seconds[c.name] > c.within * limit}
-    assert not slow, slow
+        assert graded[name]["stopped"] > 0, f"{name} was never stopped at a time limit"
+    limit, cores = ENGINE_LIMITS["call_seconds"], os.cpu_count() or 1
+    costly = {c.name: f"stopped after {graded[c.name]['stopped']:g} s of time limits and {graded[c.name]['cpu']:.1f} s "
+                      f"of CPU time, over {c.within:g} time limits of {limit:g} s"
+              for c in CASES if c.within and (graded[c.name]["stopped"] > c.within * limit
+                                               or graded[c.name]["cpu"] > c.within * limit * cores)}
+    assert not costly, costly
     # what its own threads kept its main thread waiting is never given back (issue 44): only about what a busy
     # machine gave a case that loops alone
     busy = {r["id"]: r.get("busy", 0.0) for r in runs["engine"]["results"]}

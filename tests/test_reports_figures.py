@@ -272,9 +272,9 @@ def worst_case_submission(checks: int = 40) -> GradedSubmission:
 
 def test_a_feedback_page_is_bounded_in_size_and_cheap_to_write():
     graded = worst_case_submission()
-    start = time.perf_counter()
+    start = time.process_time()  # the CPU it takes: a busy machine's wait is not the page's
     page = feedback_html(graded)
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     assert len(page.encode()) < 300_000, len(page)
     assert page.count("<figure") == MAX_PAGE_FIGURES and "more picture(s) left out" in page
     assert seconds < 2.0, seconds  # 24 of the largest pictures; a real page has a few (a few ms)

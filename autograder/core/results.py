@@ -139,6 +139,11 @@ class GradedSubmission:
     # what it tried that an honest submission never does (for the instructor: never in results.json, never a score)
     tampering: Tampering = field(default_factory=Tampering)
     busy_seconds: float = 0.0  # how much later than their limits its calls were stopped, for a busy machine's CPU
+    # What it cost, as counts a busy machine does not change: the time limits of the calls stopped for running past
+    # them, together (proxy.Clock), and the CPU time its calls caused by the kernel's count (its sandbox's processes
+    # and the grader serving them; a call the kernel did not count, by its wall time).
+    stopped_seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
     @property
     def status(self) -> Status:
@@ -198,7 +203,8 @@ class GradedSubmission:
         return cls(str(data["id"]), [CheckResult(**c) for c in data.get("checks", [])], list(data.get("problems", [])),
                    str(data.get("error", "")), float(data.get("seconds", 0.0)), dict(data.get("part_seconds", {})),
                    list(data.get("notes", [])), Tampering.from_json(data.get("tampering")),
-                   float(data.get("busy_seconds", 0.0)))
+                   float(data.get("busy_seconds", 0.0)), float(data.get("stopped_seconds", 0.0)),
+                   float(data.get("cpu_seconds", 0.0)))
 
     def to_gradescope(self, visibility: "Visibility | None" = None) -> dict[str, Any]:
         """Gradescope's results.json: one test per check, each shown as `visibility` says; a summary (the
@@ -213,7 +219,8 @@ class GradedSubmission:
                 "tests": [c.to_gradescope(visibility.of(c)) for c in self.checks],
                 "extra_data": {"submission": self.id, "problems": self.problems, "notes": self.notes, "error": self.error,
                                "seconds": round(self.seconds, 3), "part_seconds": self.part_seconds,
-                               "busy_seconds": round(self.busy_seconds, 3), "uncounted": self.uncounted_parts(),
+                               "busy_seconds": round(self.busy_seconds, 3), "stopped_seconds": round(self.stopped_seconds, 3),
+                               "cpu_seconds": round(self.cpu_seconds, 3), "uncounted": self.uncounted_parts(),
                                "internal_errors": [i for i, c in enumerate(self.checks) if c.internal_error]}}
 
     def summary_lines(self) -> list[str]:
@@ -246,4 +253,5 @@ class GradedSubmission:
             checks[i].internal_error = True
         return cls(str(extra.get("submission", "")), checks, list(extra.get("problems", [])), str(extra.get("error", "")),
                    float(extra.get("seconds", 0.0)), dict(extra.get("part_seconds", {})), list(extra.get("notes", [])),
-                   busy_seconds=float(extra.get("busy_seconds", 0.0)))
+                   busy_seconds=float(extra.get("busy_seconds", 0.0)), stopped_seconds=float(extra.get("stopped_seconds", 0.0)),
+                   cpu_seconds=float(extra.get("cpu_seconds", 0.0)))

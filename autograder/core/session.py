@@ -254,7 +254,8 @@ class Grader:
                                   seconds=time.monotonic() - start,
                                   part_seconds={p: round(s, 4) for p, s in part_seconds.items()},
                                   notes=list(submission.notes), tampering=_tampering(submission, students),
-                                  busy_seconds=round(shared.busy_seconds, 3))
+                                  busy_seconds=round(shared.busy_seconds, 3), stopped_seconds=round(clock.stopped, 3),
+                                  cpu_seconds=round(sum(s.work_seconds for s in students), 3))
         if not graded.checks:
             graded.error = f"no checks ran for the parts {', '.join(job.parts)}"
         return graded

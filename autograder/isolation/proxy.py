@@ -81,6 +81,7 @@ class Clock:
 
     limits: Limits
     spent: float = 0.0
+    stopped: float = 0.0  # the limits of the calls stopped for running past them, together: what looping cost
     leash_left: float | None = None  # what the calls after the first timeout have left together
     not_called_again: dict[str, dict[str, str]] = field(default_factory=dict)  # name -> the error to give
     load_failure: dict[str, str] | None = None
@@ -113,6 +114,7 @@ class Student:
         self.close = close  # ends the submission's process once its part is graded
         self.load_errors: list[dict[str, str]] = []
         self.replies = 0  # replies that carried the submission's values: a check's failure after one is theirs
+        self.work_seconds = 0.0  # the CPU time its requests caused, by the kernel (by the wall where it did not count)
         self.last_request = (0.0, 0.0)  # (start, end) of the last request, on the grader's clock (time.monotonic)
         self.deadline = 0.0  # when the request in progress must be answered (time.monotonic)
         self._served: dict[int, ServedHandler] = {}  # random handle -> what serves its calls
@@ -260,6 +262,8 @@ class Student:
         finally:
             self.last_request = (start, time.monotonic())
             self.clock.charge(self.last_seconds)
+            work = self.last_work_seconds
+            self.work_seconds += self.last_seconds if work is None else work
         if type(reply) is not dict or type(reply.get("ok")) is not bool:
             self._forged(op, "a reply that is not the grader's format")
             raise StudentError(label, {"kind": protocol.PROTOCOL, "message": _MALFORMED})
@@ -272,6 +276,7 @@ class Student:
             self._forged(op, "a message the grader never asked for" if kind == protocol.PROTOCOL
                          else f"an error of a kind no sandbox sends ({kind!r:.40})")
         if kind == protocol.TIMEOUT:
+            self.clock.stopped += seconds
             if bound == "budget":
                 info["kind"], info["message"] = protocol.BUDGET, (
                     f"Stopped: the time budget for your whole submission ({self.clock.limits.budget_seconds:g} s) ran "

@@ -6,7 +6,8 @@ interpreter's installed copy. Jobs, by "op":
 
 - "grade" {"paths", "parts", "secret", "limits": {Limits field: value}}: grades the submissions one
   after another through the engine with short limits; for each, in order, its id, the seconds it
-  took, what a busy machine added to its limits ("busy") and its checks in the Gradescope shape (plus
+  took, what a busy machine added to its limits ("busy"), the limits of its calls stopped for running past
+  them ("stopped"), the CPU time its calls caused ("cpu") and its checks in the Gradescope shape (plus
   "internal" for a grader error). One zygote
   serves them all, as in a grading worker, so a crash that leaked into the next submission would show.
 - "weaknesses" {}: what this machine's sandbox cannot do (none, as root or with user namespaces).
@@ -61,7 +62,7 @@ def grade_job(job: dict) -> dict:
                 graded = grade_one(Job(read_submission(path), job["secret"], tuple(job["parts"])), sandbox_backend(zygote),
                                    limits)
                 results.append({"id": graded.id, "seconds": time.perf_counter() - start, "busy": graded.busy_seconds,
-                                "problems": graded.problems,
+                                "stopped": graded.stopped_seconds, "cpu": graded.cpu_seconds, "problems": graded.problems,
                                 "tests": [{**c.to_gradescope(), "internal": c.internal_error} for c in graded.checks]})
         finally:
             zygote.close()

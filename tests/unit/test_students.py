@@ -361,7 +361,7 @@ def test_name_patterns_read_a_name_in_one_pass(name):
     can give back what the next one takes, so each reads a name in about a millisecond."""
     import time
 
-    started = time.perf_counter()
+    started = time.thread_time()  # the CPU it takes: a busy machine's wait is not the pattern's
     students.ATTEMPT.search(name)
     students.MOODLE_FILE.fullmatch(name)
     students.MOODLE_FOLDER.fullmatch(name)
@@ -370,4 +370,4 @@ def test_name_patterns_read_a_name_in_one_pass(name):
     while at >= 0:  # as _canvas_readings tries each `_` that may end a user's name
         students.CANVAS_IDS.match(name, at + 1)
         at = name.find("_", at + 1)
-    assert time.perf_counter() - started < 0.5, "a pattern backtracks"
+    assert time.thread_time() - started < 0.5, "a pattern backtracks"
