@@ -271,7 +271,7 @@ def _read_file(submission: Submission, file: File, notebook: str) -> None:
         submission.problems.append(f"{printable(file.shown)} {data}")
         return
     if file.suffix == ".py":
-        code = data.decode("utf-8", errors="replace")
+        code = data.decode("utf-8-sig", errors="replace")  # a byte-order mark is read past, as Python does
         if not _charge(submission, code, file.shown):
             return
         for name in assignment.NOTEBOOKS:
@@ -441,7 +441,7 @@ def parse_notebook(data: bytes) -> dict | str:
     if data.count(b"{") + data.count(b"[") > MAX_CONTAINERS:
         return f"more than {MAX_CONTAINERS:,} JSON objects and arrays"
     try:
-        notebook = json.loads(data.decode("utf-8"))
+        notebook = json.loads(data.decode("utf-8-sig"))  # a byte-order mark is read past, as editors do
     except UnicodeDecodeError:
         return "not UTF-8 text"
     except RecursionError:

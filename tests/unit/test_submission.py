@@ -322,3 +322,16 @@ def test_a_notebooks_code_is_charged_before_anything_parses_it(tmp_path, monkeyp
     sub = read_submission(path)
     assert sub.cells["attention"] == [] and "over the limit" in sub.problems[-1]
     assert not any(size > submission.MAX_CODE_BYTES for size in parsed), parsed
+
+
+def test_a_byte_order_mark_is_read_past(tmp_path):
+    """Issue 53, item 8: Python runs a module that starts with a UTF-8 byte-order mark, and editors open such a
+    notebook; both scored 0 in every part ("`causal_average` is not defined")."""
+    (tmp_path / "marked.py").write_bytes(b"\xef\xbb\xbfdef causal_average(T):\n    return T\n")
+    sub = read_submission(tmp_path / "marked.py")
+    assert sub.cells["attention"] == [("marked.py", "def causal_average(T):\n    return T\n")] and not sub.problems
+    path = notebook(tmp_path / "attention.ipynb", {"masks-causal_average": "def causal_average(T):\n    return T\n"})
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    sub = read_submission(path)
+    assert not sub.problems and ("attention.ipynb, cell masks-causal_average",
+                                 "def causal_average(T):\n    return T\n") in sub.cells["attention"]
