@@ -7,13 +7,15 @@ read) is noted as unreadable. Nothing a student chose can make the grader read
 anything outside the submission or wait on it.
 
 The read-only setup cells of the *release* notebook run first, then the
-student's cells in the student's notebook order: every answer cell (matched
-by nbgrader grade_id; the last copy of a duplicated one is what counts, as
-Restart & Run All leaves it) and, of the cells the student added, the
-definitions, imports and the assignments that graded code reads, whatever
-they compute. A student cannot slip code into a setup cell, helpers and
-constants written in a cell of their own count as they do in the notebook,
-and exploratory or plotting statements never run while grading.
+student's cells in the student's notebook order, each turned into Python as
+IPython turns it (core.jupyter: magics and shell commands become calls that do
+nothing when graded): every answer cell (matched by nbgrader grade_id; the
+last copy of a duplicated one is what counts, as Restart & Run All leaves it)
+and, of the cells the student added, the definitions, imports and the
+assignments that graded code reads, whatever they compute. A student cannot
+slip code into a setup cell, helpers and constants written in a cell of their
+own count as they do in the notebook, and exploratory or plotting statements
+never run while grading.
 """
 
 from __future__ import annotations
@@ -26,12 +28,14 @@ import re
 import stat
 import time
 import zipfile
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Any, Callable
 
 from .. import assignment, quiz
+from . import jupyter
 from ..text import code_lines, printable
 
 # The code a submission may hold in all (its modules, or its notebooks' answer cells and the definitions of the
@@ -59,6 +63,7 @@ class Submission:
     newest_file: float = 0.0  # modification time of its newest file: a later resubmission is graded again
     quiz_shown: dict[str, Any] | None = None  # what its quiz.ipynb shows (quiz.shown_quiz); None: no quiz notebook
     code_bytes: int = field(default=0, repr=False, compare=False)  # what its cells hold so far, while it is read (MAX_CODE_BYTES)
+    turned_bytes: int = field(default=0, repr=False, compare=False)  # what IPython's transformer read of it so far (core.jupyter)
 
     def cells_for(self, part: str) -> list[Cell]:
         return self.cells.get(assignment.part(part).notebook, [])
@@ -332,6 +337,17 @@ def _zip_time(member: zipfile.ZipInfo) -> float:
         return 0.0
 
 
+@dataclass(frozen=True)
+class _Cell:
+    """A cell of the student's notebook that may run: its label in tracebacks, its code, its position in the
+    notebook and its answer cell's grade_id (None: a cell the student added)."""
+
+    label: str
+    code: str
+    number: int
+    grade_id: str | None
+
+
 def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) -> None:
     notebook = parse_notebook(data)
     read = notebook if isinstance(notebook, str) else notebook_cells(notebook)
@@ -345,32 +361,68 @@ def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) ->
     setup = [(f"{name}.ipynb, cell {grade_id}", code) for grade_id, code, is_answer in release
              if not is_answer and grade_id.startswith(assignment.SETUP_CELL_PREFIX)]
     answer_ids = [grade_id for grade_id, _, is_answer in release if is_answer]
-    copies: dict[str, int] = {}
-    students: list[tuple[str, str, bool]] = []  # (label, code, is an answer cell) in the notebook's order
+    cells: list[_Cell] = []  # in the notebook's order
     for cell in read:
         if cell.code and cell.source is None:
             submission.problems.append(f"{printable(shown)}: cell {cell.number}'s source is not text, {REFUSED}")
         elif cell.answer and cell.grade_id in answer_ids:
-            copies[cell.grade_id] = copies.get(cell.grade_id, 0) + 1
-            students.append((f"{name}.ipynb, cell {cell.grade_id}", _strip_magics(cell.source), True))
+            cells.append(_Cell(f"{name}.ipynb, cell {cell.grade_id}", cell.source, cell.number, cell.grade_id))
         elif cell.answer:
             submission.problems.append(f"{printable(shown)}: cell {cell.number} is marked as an answer cell "
                                        f"{printable(cell.grade_id)}, which the assignment does not have; it does not run")
         elif cell.code and cell.grade_id is None and cell.source:
-            students.append((f"{name}.ipynb, your cell {cell.number}", _strip_magics(cell.source), False))
+            cells.append(_Cell(f"{name}.ipynb, your cell {cell.number}", cell.source, cell.number, None))
+    if not _charge(submission, "".join(c.code for c in cells), shown):  # before anything parses it
+        submission.cells[name] = []
+        return
+    turned = _as_python(submission, cells, shown)
+    if turned is None:
+        submission.cells[name] = []
+        return
+    copies = Counter(c.grade_id for c in turned if c.grade_id is not None)
     submission.problems += [f"{printable(shown)}: answer cell {grade_id} is missing" for grade_id in answer_ids
                             if grade_id not in copies]
     submission.notes += [f"{printable(shown)}: answer cell {printable(grade_id)} appears {n} times; the last is "
                          "graded, as Restart & Run All leaves it" for grade_id, n in copies.items() if n > 1]
-    if not _charge(submission, "".join(code for _, code, _ in students), shown):  # before anything parses it
-        submission.cells[name] = []
-        return
-    submission.cells[name] = setup + [(label, code) for label, code in _what_runs(students) if code.strip()]
+    runs = _what_runs([(c.label, c.code, c.grade_id is not None) for c in turned])
+    submission.cells[name] = setup + [(label, code) for label, code in runs if code.strip()]
+
+
+def _as_python(submission: Submission, cells: list[_Cell], shown: str) -> list[_Cell] | None:
+    """The cells as IPython turns them into Python (core.jupyter), charged again as they turn out (the call a
+    magic becomes is longer than the magic); None, with a note, when that is over the submission's limit."""
+    turner = jupyter.Turner(jupyter.MAX_TRANSFORM_BYTES - submission.turned_bytes)
+    turned, unturned = [], {}  # why -> the cells it kept as written
+    for cell in cells:
+        code, why = turner.python(cell.code)
+        if why:
+            unturned.setdefault(why, []).append(str(cell.number))
+        turned.append(_Cell(cell.label, code, cell.number, cell.grade_id))
+    submission.problems += [f"{printable(shown)}: {'cells' if len(numbers) > 1 else 'cell'} {_listed(_first(numbers))} read as "
+                            f"plain Python, not turned as IPython turns {'them' if len(numbers) > 1 else 'it'}: {why}"
+                            for why, numbers in unturned.items()]
+    submission.turned_bytes += turner.used
+    submission.code_bytes -= _size("".join(c.code for c in cells))
+    return turned if _charge(submission, "".join(c.code for c in turned), shown) else None
+
+
+def _first(items: list[str], most: int = 6) -> list[str]:
+    """The first `most` items, then how many more there are."""
+    return items[:most] + ([f"{len(items) - most} more"] if len(items) > most else [])
+
+
+def _listed(items: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
+
+def _size(code: str) -> int:
+    return len(code.encode("utf-8", errors="replace"))
 
 
 def _charge(submission: Submission, code: str, shown: str) -> bool:
     """Whether `code` fits in what is left of the submission's MAX_CODE_BYTES; if not, a note says so."""
-    size = len(code.encode("utf-8", errors="replace"))
+    size = _size(code)
     if submission.code_bytes + size > MAX_CODE_BYTES:
         before = f" after {submission.code_bytes:,} bytes in its other files" if submission.code_bytes else ""
         submission.problems.append(f"{printable(shown)} holds {size:,} bytes of code{before}, over the limit of "
@@ -387,7 +439,8 @@ def release_cells(notebook: str) -> tuple[tuple[str, str, bool], ...]:
     cells = _notebook_cells(path.read_bytes()) if path.is_file() else None
     if cells is None:
         raise SubmissionError(f"the released notebook {path} is missing or unreadable")
-    return tuple(cells)
+    turner = jupyter.Turner()  # a course's setup cell may hold a magic (`%matplotlib inline`)
+    return tuple((grade_id, turner.python(code)[0], is_answer) for grade_id, code, is_answer in cells)
 
 
 def setup_imports() -> list[str]:
@@ -553,9 +606,3 @@ def _reads(code: list[str] | list[ast.stmt]) -> list[str]:
 def _assigned(statement: ast.stmt) -> list[str]:
     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
     return [node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)]
-
-
-def _strip_magics(code: str) -> str:
-    """IPython magics and shell escapes mean nothing outside a kernel: comment them out."""
-    return "\n".join("# " + line if line.lstrip().startswith(("%", "!")) else line for line in code_lines(code))
-

@@ -15,7 +15,7 @@ import traceback
 import types
 from typing import Any, Callable
 
-from . import catalogue, policy, protocol, wire
+from . import catalogue, magics, policy, protocol, wire
 from ..text import code_lines
 
 STUDENT_FILE_PREFIX = "<submission"
@@ -113,6 +113,7 @@ class Runtime:
     def __init__(self, callback: Callback | None = None) -> None:
         self.module = new_module(MODULE_NAME, f"{MODULE_NAME}.py")
         self.namespace: dict[str, Any] = self.module.__dict__
+        self.namespace["get_ipython"] = magics.get_ipython  # what the cells' magics and shell commands call
         self.objects: dict[int, Any] = {}
         self.load_errors: list[dict[str, str]] = []
         self.callback = callback

@@ -335,3 +335,79 @@ def test_a_byte_order_mark_is_read_past(tmp_path):
     sub = read_submission(path)
     assert not sub.problems and ("attention.ipynb, cell masks-causal_average",
                                  "def causal_average(T):\n    return T\n") in sub.cells["attention"]
+
+
+def _run(cells: list[tuple[str, str]], monkeypatch) -> dict:
+    """The namespace the cells leave, run in order as a sandbox runs them (its `get_ipython()` included)."""
+    from autograder.isolation import magics
+
+    monkeypatch.syspath_prepend(str(RELEASE))  # the setup cell imports the released helpers
+    namespace: dict = {"get_ipython": magics.get_ipython}
+    for _, code in cells:
+        exec(compile(code, "cell", "exec"), namespace)
+    return namespace
+
+
+def test_cells_are_read_as_ipython_reads_them(tmp_path, monkeypatch):
+    """Issue 53, item 7: magics and shell escapes are found by logical line, as IPython finds them, and turned
+    into calls that do nothing when graded; everything else in the cell runs. Line by line, a black-style
+    continuation starting with `!=` or `%` was commented out (combine_masks then always raised), the rest of a
+    `!pip install a \\` was left behind, and `res = %timeit -o f()` or `torch.tril?` lost the whole cell."""
+    answers = {
+        "masks-causal_mask": "torch.tril?\ndef causal_mask(T_q, T_k=None, *, device=None):\n    return 'mask'\n",
+        "masks-combine_masks": ("def combine_masks(causal, padding):\n    if (\n        causal.shape[-1]\n"
+                                "        != padding.shape[-1]\n    ):\n        raise ValueError('keys differ')\n"
+                                "    return 'combined'\n"),
+        "heads-split_heads": "!pip install einops \\\n    jaxtyping\ndef split_heads(x, n_heads):\n    return 'split'\n",
+        "positions-sinusoidal_encoding": ("def sinusoidal_encoding(T, d_model, base=10000.0):\n    if (\n"
+                                          "        d_model\n        % 2\n    ):\n        raise ValueError('odd')\n"
+                                          "    return 'pe'\n"),
+        "timing-time_call": ("def time_call(fn, *args, repeats=5, warmup=1):\n    return 0.5\n\n"
+                             "res = %timeit -o time_call(print)\nprint(res.average)\nAFTER = 1\n"),
+    }
+    magic = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+             "source": "%matplotlib inline\n!nvidia-smi\nFILL = -1e9\n"}
+    sub = read_submission(notebook(tmp_path / "attention.ipynb", answers, [magic]))
+    assert not sub.problems, sub.problems
+    namespace = _run(sub.cells["attention"], monkeypatch)
+    square = namespace["torch"].zeros(3, 3)
+    assert namespace["causal_mask"](3) == "mask" and namespace["split_heads"](None, 2) == "split"
+    assert namespace["combine_masks"](square, namespace["torch"].zeros(2, 3)) == "combined"
+    with pytest.raises(ValueError, match="keys differ"):
+        namespace["combine_masks"](square, namespace["torch"].zeros(2, 4))
+    assert namespace["sinusoidal_encoding"](4, 8) == "pe"
+    with pytest.raises(ValueError, match="odd"):
+        namespace["sinusoidal_encoding"](4, 7)
+    assert namespace["time_call"](print) == 0.5 and math.isnan(namespace["res"].average) and namespace["AFTER"] == 1
+
+
+def test_a_cell_timed_or_captured_as_a_whole_runs_its_code(tmp_path, monkeypatch):
+    """`%%time` and `%%capture` run the cell's code as the cell's own under IPython: its definitions count;
+    any other cell magic (`%%bash`, `%%timeit`) does not run, as no magic does when graded."""
+    answers = {"masks-causal_average": "%%time\ndef causal_average(T):\n    return 'timed'\n",
+               "masks-causal_mask": "%%capture out\n%%time\ndef causal_mask(T_q, T_k=None, *, device=None):\n"
+                                    "    return 'captured'\n",
+               "masks-padding_mask": "%%bash\ndef padding_mask(lengths, T):\n    return 'shell'\n"}
+    namespace = _run(read_submission(notebook(tmp_path / "attention.ipynb", answers)).cells["attention"], monkeypatch)
+    assert namespace["causal_average"](2) == "timed" and namespace["causal_mask"](2) == "captured"
+    assert "padding_mask" not in namespace
+
+
+def test_a_notebook_built_to_make_ipythons_transformer_work_costs_one_budget(tmp_path, monkeypatch):
+    """Each magic makes IPython read its whole cell again: 300 cells of 200 magics would be read for minutes
+    in the grader's own process. What it reads of a submission is bounded once, and the cells it could not
+    turn are named in one note."""
+    from IPython.core import inputtransformer2
+
+    from autograder.core import jupyter
+
+    read = []
+    real = inputtransformer2.make_tokens_by_line
+    monkeypatch.setattr(inputtransformer2, "make_tokens_by_line", lambda lines: read.append(sum(map(len, lines))) or real(lines))
+    costly = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": "%a\n" * 200}
+    sub = read_submission(notebook(tmp_path / "attention.ipynb", {}, [costly] * 300))
+    assert sum(read) <= jupyter.MAX_TRANSFORM_BYTES
+    [note] = [p for p in sub.problems if "IPython" in p]
+    assert note.startswith("attention.ipynb: cells ") and note.endswith(
+        " more read as plain Python, not turned as IPython turns them: over what the grader reads to turn a "
+        "submission's cells (131,072 bytes in all)")
