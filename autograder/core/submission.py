@@ -9,13 +9,15 @@ anything outside the submission or wait on it.
 The read-only setup cells of the *release* notebook run first, then the
 student's cells in the student's notebook order, each turned into Python as
 IPython turns it (core.jupyter: magics and shell commands become calls that do
-nothing when graded): every answer cell (matched by nbgrader grade_id; the
-last copy of a duplicated one is what counts, as Restart & Run All leaves it)
-and, of the cells the student added, the definitions, imports and the
-assignments that graded code reads, whatever they compute. A student cannot
-slip code into a setup cell, helpers and constants written in a cell of their
-own count as they do in the notebook, and exploratory or plotting statements
-never run while grading.
+nothing when graded): every answer cell (matched by nbgrader grade_id; every
+copy runs, so a name defined twice is the last definition, as Restart & Run
+All leaves it) and, of the cells the student added, the definitions, imports
+and the assignments that graded code reads, whatever they compute. An answer
+cell whose metadata is gone (a notebook of the student's own) is found by the
+names it defines, and graded as an added cell. A student cannot slip code into
+a setup cell, helpers and constants written in a cell of their own count as
+they do in the notebook, and exploratory or plotting statements never run
+while grading.
 """
 
 from __future__ import annotations
@@ -28,11 +30,10 @@ import re
 import stat
 import time
 import zipfile
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePath
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from .. import assignment, quiz
 from . import jupyter
@@ -354,18 +355,18 @@ def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) ->
     if name == quiz.NOTEBOOK and not isinstance(notebook, str):
         submission.quiz_shown = quiz.shown_quiz(notebook)  # what it shows the student: bounded, plain data
     if isinstance(read, str):
-        submission.problems.append(f"{printable(shown)}: unreadable notebook, could not be read ({read})")
+        submission.problems.append(f"{printable(shown)} could not be read: {read}")
         submission.cells.setdefault(name, [])
         return
     release = release_cells(name)
     setup = [(f"{name}.ipynb, cell {grade_id}", code) for grade_id, code, is_answer in release
              if not is_answer and grade_id.startswith(assignment.SETUP_CELL_PREFIX)]
-    answer_ids = [grade_id for grade_id, _, is_answer in release if is_answer]
+    answers = dict(answer_names(name))
     cells: list[_Cell] = []  # in the notebook's order
     for cell in read:
         if cell.code and cell.source is None:
             submission.problems.append(f"{printable(shown)}: cell {cell.number}'s source is not text, {REFUSED}")
-        elif cell.answer and cell.grade_id in answer_ids:
+        elif cell.answer and cell.grade_id in answers:
             cells.append(_Cell(f"{name}.ipynb, cell {cell.grade_id}", cell.source, cell.number, cell.grade_id))
         elif cell.answer:
             submission.problems.append(f"{printable(shown)}: cell {cell.number} is marked as an answer cell "
@@ -379,12 +380,12 @@ def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) ->
     if turned is None:
         submission.cells[name] = []
         return
-    copies = Counter(c.grade_id for c in turned if c.grade_id is not None)
-    submission.problems += [f"{printable(shown)}: answer cell {grade_id} is missing" for grade_id in answer_ids
-                            if grade_id not in copies]
-    submission.notes += [f"{printable(shown)}: answer cell {printable(grade_id)} appears {n} times; the last is "
-                         "graded, as Restart & Run All leaves it" for grade_id, n in copies.items() if n > 1]
-    runs = _what_runs([(c.label, c.code, c.grade_id is not None) for c in turned])
+    defined = [_defines(c.code) for c in turned]
+    submission.problems += _missing(turned, defined, answers, printable(shown))
+    submission.notes += _found_by_names(turned, defined, answers, printable(shown))
+    submission.notes += _copies(turned, defined, printable(shown))
+    runs = _what_runs([(c.label, c.code, c.grade_id is not None) for c in turned],
+                      [n for names in answers.values() for n in names])
     submission.cells[name] = setup + [(label, code) for label, code in runs if code.strip()]
 
 
@@ -404,6 +405,61 @@ def _as_python(submission: Submission, cells: list[_Cell], shown: str) -> list[_
     submission.turned_bytes += turner.used
     submission.code_bytes -= _size("".join(c.code for c in cells))
     return turned if _charge(submission, "".join(c.code for c in turned), shown) else None
+
+
+def _missing(cells: list[_Cell], defined: list[set[str]], answers: dict[str, tuple[str, ...]], shown: str) -> list[str]:
+    """A problem for each answer cell the notebook lacks: neither a cell with its grade_id nor, for one whose
+    release cell defines names, cells that define them all (a notebook without nbgrader's metadata)."""
+    present = {c.grade_id for c in cells}
+    everything = set().union(*defined)
+    return [f"{shown}: answer cell {grade_id} is missing" + (f": no cell defines {_names(names)}" if names else "")
+            for grade_id, names in answers.items()
+            if grade_id not in present and not (names and set(names) <= everything)]
+
+
+def _found_by_names(cells: list[_Cell], defined: list[set[str]], answers: dict[str, tuple[str, ...]],
+                    shown: str) -> list[str]:
+    """A note, when answer cells were found by the names they define rather than by their grade_id: they are
+    graded, as cells the student added are (their definitions run, and the values those use)."""
+    present = {c.grade_id for c in cells}
+    everything = set().union(*defined)
+    found = [names for grade_id, names in answers.items()
+             if grade_id not in present and names and set(names) <= everything]
+    if not found:
+        return []
+    return [f"{shown}: {len(found)} answer cell{'s' if len(found) > 1 else ''} found by the names "
+            f"{'they define' if len(found) > 1 else 'it defines'} ({_names([n for names in found for n in names])}), "
+            "not by nbgrader's metadata; graded as cells you add are: their definitions run, and the values those use"]
+
+
+def _copies(cells: list[_Cell], defined: list[set[str]], shown: str) -> list[str]:
+    """A note for each answer cell the notebook holds more than once (copied, or split in two, which copies
+    its metadata): all of them run, in order; where a name is defined again, the last definition counts."""
+    by_id: dict[str, list[int]] = {}
+    for i, cell in enumerate(cells):
+        if cell.grade_id is not None:
+            by_id.setdefault(cell.grade_id, []).append(i)
+    notes = []
+    for grade_id, found in by_id.items():
+        if len(found) < 2:
+            continue
+        seen: set[str] = set()
+        again: dict[str, None] = {}
+        for i in found:
+            again.update(dict.fromkeys(sorted(defined[i] & seen)))
+            seen |= defined[i]
+        note = (f"{shown}: answer cell {printable(grade_id)} appears in {len(found)} cells "
+                f"(cells {_listed([str(cells[i].number) for i in found])}); all of them run, in the notebook's order")
+        if again:
+            note += (f", and {_names(list(again))} {'is' if len(again) == 1 else 'are'} defined in more than one: "
+                     "the last definition is graded, as after Restart & Run All")
+        notes.append(note)
+    return notes
+
+
+def _names(names: list[str] | tuple[str, ...]) -> str:
+    """`a`, `b` and `c`, the first few of them."""
+    return _listed(_first([f"`{printable(n, 60)}`" for n in names]))
 
 
 def _first(items: list[str], most: int = 6) -> list[str]:
@@ -441,6 +497,14 @@ def release_cells(notebook: str) -> tuple[tuple[str, str, bool], ...]:
         raise SubmissionError(f"the released notebook {path} is missing or unreadable")
     turner = jupyter.Turner()  # a course's setup cell may hold a magic (`%matplotlib inline`)
     return tuple((grade_id, turner.python(code)[0], is_answer) for grade_id, code, is_answer in cells)
+
+
+@lru_cache(maxsize=None)
+def answer_names(notebook: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(grade_id, the names it defines) of each answer cell of the released notebook `notebook`: what finds
+    the cell in a notebook that lacks nbgrader's metadata, and what graded code reads of it."""
+    return tuple((grade_id, tuple(sorted(_defines(code)))) for grade_id, code, is_answer in release_cells(notebook)
+                 if is_answer)
 
 
 def setup_imports() -> list[str]:
@@ -543,13 +607,14 @@ DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, 
 ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 
 
-def _what_runs(cells: list[tuple[str, str, bool]]) -> list[tuple[str, str]]:
+def _what_runs(cells: list[tuple[str, str, bool]], graded: Iterable[str] = ()) -> list[tuple[str, str]]:
     """The code that runs of each cell (label, code, is an answer cell): an answer cell whole; of a cell the
     student added, its definitions and imports, and the assignments that code which runs reads (a constant,
-    a helper's default: `NEG_INF = float("-inf")`), however they compute; statements that only show or test
-    something (a print, a plot, an experiment whose result nothing graded reads) are blanked, lines kept."""
+    a helper's default: `NEG_INF = float("-inf")`), or that give a name the graders read (`graded`: the answer
+    cells' names, `answer_q01 = "b"`), however they compute; statements that only show or test something (a
+    print, a plot, an experiment whose result nothing graded reads) are blanked, lines kept."""
     trees: dict[int, list[ast.stmt]] = {}
-    needed: list[str] = []  # names that code which runs reads, to be looked up
+    needed: list[str] = list(graded)  # names that code which runs reads, to be looked up
     assigning: dict[str, list[tuple[int, int]]] = {}  # name -> (cell, statement) of the added cells that assign it
     kept: set[tuple[int, int]] = set()
     for i, (_, code, is_answer) in enumerate(cells):
@@ -606,3 +671,21 @@ def _reads(code: list[str] | list[ast.stmt]) -> list[str]:
 def _assigned(statement: ast.stmt) -> list[str]:
     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
     return [node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)]
+
+
+def _defines(code: str) -> set[str]:
+    """The names `code` defines at its top level: its functions, classes, imports and assigned names."""
+    try:
+        body = ast.parse(code).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    names: set[str] = set()
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
+        elif isinstance(statement, ASSIGNMENTS):
+            names.update(_assigned(statement))
+    return names
+

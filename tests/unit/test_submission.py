@@ -52,17 +52,57 @@ def test_code_outside_answer_cells_never_runs(tmp_path):
     assert not any("os._exit" in code or "print('plot')" in code for _, code in sub.cells["attention"])
 
 
-def test_duplicated_and_missing_answer_cells_are_noted(tmp_path):
+def test_missing_and_repeated_answer_cells_are_noted_as_they_run(tmp_path):
+    """Issue 53, item 11: an answer cell held twice (Jupyter's split copies a cell's metadata into both halves)
+    was noted "appears 2 times; the last is graded" although both ran; what happened is said instead."""
     nb = json.loads((RELEASE / "attention.ipynb").read_text())
     answers = [c for c in nb["cells"] if assignment.is_answer_cell(c)]
     nb["cells"].remove(answers[0])
-    nb["cells"].append(dict(answers[1], source="second copy"))
+    nb["cells"].append(dict(answers[1], source="def causal_mask(T):\n    return 'second copy'\n"))
+    split = nb["cells"].index(answers[2])
+    nb["cells"][split:split + 1] = [dict(answers[2], source="def _helper(x):\n    return x\n"),
+                                    dict(answers[2], source="def padding_mask(lengths, T):\n    return _helper(T)\n")]
     (tmp_path / "attention.ipynb").write_text(json.dumps(nb))
     sub = read_submission(tmp_path / "attention.ipynb")
-    assert any("is missing" in p for p in sub.problems)
-    assert any("appears 2 times; the last is graded, as Restart & Run All leaves it" in n for n in sub.notes)
-    runs = [code for label, code in sub.cells["attention"] if label.endswith(answers[1]["metadata"]["nbgrader"]["grade_id"])]
-    assert len(runs) == 2 and runs[-1] == "second copy"  # both run, in the notebook's order: the last one counts
+    assert "attention.ipynb: answer cell masks-causal_average is missing: no cell defines `causal_average`" in sub.problems
+    copied, halves = len(nb["cells"]), split + 1
+    assert sub.notes == [
+        f"attention.ipynb: answer cell masks-causal_mask appears in 2 cells (cells {split - 2} and {copied}); all of them "
+        "run, in the notebook's order, and `causal_mask` is defined in more than one: the last definition is graded, "
+        "as after Restart & Run All",
+        f"attention.ipynb: answer cell masks-padding_mask appears in 2 cells (cells {halves} and {halves + 1}); all of "
+        "them run, in the notebook's order"]
+    runs = [code for label, code in sub.cells["attention"] if label.endswith("masks-causal_mask")]
+    assert len(runs) == 2 and "second copy" in runs[-1]  # both run, in the notebook's order: the last one counts
+
+
+def test_a_notebook_without_nbgrader_metadata_finds_its_answers_by_what_they_define(tmp_path, monkeypatch):
+    """Issue 53, item 11: a notebook of the student's own (no nbgrader metadata) got full marks and a note that
+    every answer cell was missing. A cell is found by the names its answer cell defines, and is graded as an
+    added cell is: a quiz answer assigned in it (`answer_q01 = "b"`) runs, as graded code reads it."""
+    nb = json.loads((RELEASE / "attention.ipynb").read_text())
+    for cell in nb["cells"]:
+        cell["metadata"].pop("nbgrader", None)
+    nb["cells"] = [c for c in nb["cells"] if "causal_average" not in "".join(c["source"]) or c["cell_type"] != "code"]
+    (tmp_path / "attention.ipynb").write_text(json.dumps(nb))
+    sub = read_submission(tmp_path / "attention.ipynb")
+    answers = [g for g, _, is_answer in release_cells("attention") if is_answer]
+    assert sub.problems == ["attention.ipynb: answer cell masks-causal_average is missing: no cell defines "
+                            "`causal_average`"]
+    assert sub.notes == [f"attention.ipynb: {len(answers) - 1} answer cells found by the names they define "
+                         "(`causal_mask`, `padding_mask`, `apply_mask`, `combine_masks`, `attention_scores`, "
+                         f"`attention_weights` and {len(answers) - 7} more), not by nbgrader's metadata; graded as "
+                         "cells you add are: their definitions run, and the values those use"]
+    quiz = json.loads((RELEASE / "quiz.ipynb").read_text())
+    for cell in quiz["cells"]:
+        if assignment.nbgrader_metadata(cell).get("grade_id") == "quiz-q01":
+            cell["source"] = 'answer_q01 = "b"\nprint("my answer")\n'
+        cell["metadata"].pop("nbgrader", None)
+    (tmp_path / "quiz.ipynb").write_text(json.dumps(quiz))
+    sub = read_submission(tmp_path / "quiz.ipynb")
+    assert not any("q01" in p for p in sub.problems), sub.problems
+    namespace = _run(sub.cells["quiz"], monkeypatch)
+    assert namespace["answer_q01"] == "b" and namespace["answer_q02"] is None
 
 
 def test_links_are_refused_and_never_read(tmp_path):
@@ -95,7 +135,7 @@ def test_too_large_and_unreadable_files_are_noted(tmp_path):
     assert "over the limit" in read_submission(tmp_path / "big.py").problems[0]
     deep = "[" * 100_000 + "]" * 100_000  # json's recursion limit: the reader must not crash on it
     (tmp_path / "attention.ipynb").write_text(deep)
-    assert "unreadable notebook" in read_submission(tmp_path / "attention.ipynb").problems[0]
+    assert read_submission(tmp_path / "attention.ipynb").problems == ["attention.ipynb could not be read: nested too deeply"]
 
 
 def test_control_characters_in_what_a_student_named_are_escaped(tmp_path):
@@ -324,19 +364,6 @@ def test_a_notebooks_code_is_charged_before_anything_parses_it(tmp_path, monkeyp
     assert not any(size > submission.MAX_CODE_BYTES for size in parsed), parsed
 
 
-def test_a_byte_order_mark_is_read_past(tmp_path):
-    """Issue 53, item 8: Python runs a module that starts with a UTF-8 byte-order mark, and editors open such a
-    notebook; both scored 0 in every part ("`causal_average` is not defined")."""
-    (tmp_path / "marked.py").write_bytes(b"\xef\xbb\xbfdef causal_average(T):\n    return T\n")
-    sub = read_submission(tmp_path / "marked.py")
-    assert sub.cells["attention"] == [("marked.py", "def causal_average(T):\n    return T\n")] and not sub.problems
-    path = notebook(tmp_path / "attention.ipynb", {"masks-causal_average": "def causal_average(T):\n    return T\n"})
-    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
-    sub = read_submission(path)
-    assert not sub.problems and ("attention.ipynb, cell masks-causal_average",
-                                 "def causal_average(T):\n    return T\n") in sub.cells["attention"]
-
-
 def _run(cells: list[tuple[str, str]], monkeypatch) -> dict:
     """The namespace the cells leave, run in order as a sandbox runs them (its `get_ipython()` included)."""
     from autograder.isolation import magics
@@ -391,6 +418,19 @@ def test_a_cell_timed_or_captured_as_a_whole_runs_its_code(tmp_path, monkeypatch
     namespace = _run(read_submission(notebook(tmp_path / "attention.ipynb", answers)).cells["attention"], monkeypatch)
     assert namespace["causal_average"](2) == "timed" and namespace["causal_mask"](2) == "captured"
     assert "padding_mask" not in namespace
+
+
+def test_a_byte_order_mark_is_read_past(tmp_path):
+    """Issue 53, item 8: Python runs a module that starts with a UTF-8 byte-order mark, and editors open such a
+    notebook; both scored 0 in every part ("`causal_average` is not defined")."""
+    (tmp_path / "marked.py").write_bytes(b"\xef\xbb\xbfdef causal_average(T):\n    return T\n")
+    sub = read_submission(tmp_path / "marked.py")
+    assert sub.cells["attention"] == [("marked.py", "def causal_average(T):\n    return T\n")] and not sub.problems
+    path = notebook(tmp_path / "attention.ipynb", {"masks-causal_average": "def causal_average(T):\n    return T\n"})
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    sub = read_submission(path)
+    assert not sub.problems and ("attention.ipynb, cell masks-causal_average",
+                                 "def causal_average(T):\n    return T\n") in sub.cells["attention"]
 
 
 def test_a_notebook_built_to_make_ipythons_transformer_work_costs_one_budget(tmp_path, monkeypatch):
