@@ -120,12 +120,13 @@ class Student:
         self.forged: list[str] = []  # what its process sent that no honest one sends, in the grader's words
         self.unread = ""  # why none of the submission's code is here (its notebook not found or not read), or ""
 
-    def load(self, cells: list[tuple[str, str]], served: list[tuple[str, str, ServedHandler]] = ()) -> None:
+    def load(self, cells: list[tuple[str, str]], served: list[tuple[str, str, ServedHandler, list | None]] = ()) -> None:
         """Run the submission's cells, then put in place the names the grader serves: (name, "function"
-        or "class", handler). Keeps the errors the cells raised."""
+        or "class", handler, the parameters of the signature it serves or None: see
+        catalogue.Served). Keeps the errors the cells raised."""
         if self.clock.load_failure is not None:
             return  # every request will say why
-        names = [[name, kind, self._register(handler)] for name, kind, handler in served]
+        names = [[name, kind, self._register(handler), parameters] for name, kind, handler, parameters in served]
         try:
             errors = self._request(protocol.LOAD, None, [], {}, cells=[list(c) for c in cells])
             self._request(protocol.SERVE, None, [], {}, served=names)
