@@ -106,7 +106,8 @@ def as_shown(request: pytest.FixtureRequest, question: str) -> quiz.ShownQuestio
         order = release_order(record, question, current.secret)
         if current.quiz_shown is None:
             return quiz.ShownQuestion(questions.get(question), order)
-        return quiz.shown_build(current.quiz_shown, questions, {question: order}, current.secret, question)
+        return quiz.shown_build(current.quiz_shown, questions, {question: order}, current.secret, question,
+                                course_shuffles=record.get("options") == quiz.SHUFFLED)
     except ValueError as exc:
         raise RuntimeError(f"the quiz cannot be checked: {exc}; grade with the secret the release was built with "
                            "(--secret or $AUTOGRADER_SECRET)") from None
