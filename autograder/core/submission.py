@@ -341,12 +341,14 @@ def _zip_time(member: zipfile.ZipInfo) -> float:
 @dataclass(frozen=True)
 class _Cell:
     """A cell of the student's notebook that may run: its label in tracebacks, its code, its position in the
-    notebook and its answer cell's grade_id (None: a cell the student added)."""
+    notebook, its answer cell's grade_id (None: a cell the student added) and its statements, parsed once
+    (None: it does not parse, or it was not parsed yet)."""
 
     label: str
     code: str
     number: int
     grade_id: str | None
+    body: list[ast.stmt] | None = None
 
 
 def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) -> None:
@@ -380,31 +382,44 @@ def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) ->
     if turned is None:
         submission.cells[name] = []
         return
-    defined = [_defines(c.code) for c in turned]
+    defined = [_defines(c.body or []) for c in turned]
     submission.problems += _missing(turned, defined, answers, printable(shown))
     submission.notes += _found_by_names(turned, defined, answers, printable(shown))
     submission.notes += _copies(turned, defined, printable(shown))
-    runs = _what_runs([(c.label, c.code, c.grade_id is not None) for c in turned],
-                      [n for names in answers.values() for n in names])
+    runs = _what_runs(turned, [n for names in answers.values() for n in names])
     submission.cells[name] = setup + [(label, code) for label, code in runs if code.strip()]
 
 
 def _as_python(submission: Submission, cells: list[_Cell], shown: str) -> list[_Cell] | None:
-    """The cells as IPython turns them into Python (core.jupyter), charged again as they turn out (the call a
-    magic becomes is longer than the magic); None, with a note, when that is over the submission's limit."""
+    """The cells parsed, each as IPython turns it into Python (core.jupyter) where it is not Python already
+    (IPython leaves what such a cell means as it is), charged again as they turn out (the call a magic becomes
+    is longer than the magic); None, with a note, when that is over the submission's limit. A cell that could
+    not be turned is noted."""
     turner = jupyter.Turner(jupyter.MAX_TRANSFORM_BYTES - submission.turned_bytes)
-    turned, unturned = [], {}  # why -> the cells it kept as written
+    turned = []  # (cell, its code, why it could not be turned or "", its statements if it is Python as written)
     for cell in cells:
-        code, why = turner.python(cell.code)
-        if why:
-            unturned.setdefault(why, []).append(str(cell.number))
-        turned.append(_Cell(cell.label, code, cell.number, cell.grade_id))
-    submission.problems += [f"{printable(shown)}: {'cells' if len(numbers) > 1 else 'cell'} {_listed(_first(numbers))} read as "
-                            f"plain Python, not turned as IPython turns {'them' if len(numbers) > 1 else 'it'}: {why}"
-                            for why, numbers in unturned.items()]
+        body = _parse(cell.code)
+        turned.append((cell, cell.code, "", body) if body is not None else (cell, *turner.python(cell.code), None))
     submission.turned_bytes += turner.used
     submission.code_bytes -= _size("".join(c.code for c in cells))
-    return turned if _charge(submission, "".join(c.code for c in turned), shown) else None
+    if not _charge(submission, "".join(code for _, code, _, _ in turned), shown):
+        return None
+    unturned: dict[str, list[str]] = {}  # why -> the cells kept as written
+    for cell, _, why, _ in turned:
+        if why:
+            unturned.setdefault(why, []).append(str(cell.number))
+    submission.problems += [f"{printable(shown)}: {'cells' if len(numbers) > 1 else 'cell'} {_listed(_first(numbers))} "
+                            f"read as plain Python, not turned as IPython turns {'them' if len(numbers) > 1 else 'it'}: "
+                            f"{why}" for why, numbers in unturned.items()]
+    return [_Cell(cell.label, code, cell.number, cell.grade_id, body if body is not None or why else _parse(code))
+            for cell, code, why, body in turned]  # a cell kept as written does not parse: it was parsed first
+
+
+def _parse(code: str) -> list[ast.stmt] | None:
+    try:
+        return ast.parse(code).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _missing(cells: list[_Cell], defined: list[set[str]], answers: dict[str, tuple[str, ...]], shown: str) -> list[str]:
@@ -503,8 +518,8 @@ def release_cells(notebook: str) -> tuple[tuple[str, str, bool], ...]:
 def answer_names(notebook: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """(grade_id, the names it defines) of each answer cell of the released notebook `notebook`: what finds
     the cell in a notebook that lacks nbgrader's metadata, and what graded code reads of it."""
-    return tuple((grade_id, tuple(sorted(_defines(code)))) for grade_id, code, is_answer in release_cells(notebook)
-                 if is_answer)
+    return tuple((grade_id, tuple(sorted(_defines(_parse(code) or [])))) for grade_id, code, is_answer
+                 in release_cells(notebook) if is_answer)
 
 
 def setup_imports() -> list[str]:
@@ -607,24 +622,21 @@ DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, 
 ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 
 
-def _what_runs(cells: list[tuple[str, str, bool]], graded: Iterable[str] = ()) -> list[tuple[str, str]]:
-    """The code that runs of each cell (label, code, is an answer cell): an answer cell whole; of a cell the
-    student added, its definitions and imports, and the assignments that code which runs reads (a constant,
-    a helper's default: `NEG_INF = float("-inf")`), or that give a name the graders read (`graded`: the answer
-    cells' names, `answer_q01 = "b"`), however they compute; statements that only show or test something (a
-    print, a plot, an experiment whose result nothing graded reads) are blanked, lines kept."""
+def _what_runs(cells: list[_Cell], graded: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """The code that runs of each cell, as (label, code): an answer cell whole; of a cell the student added,
+    its definitions and imports, and the assignments that code which runs reads (a constant, a helper's
+    default: `NEG_INF = float("-inf")`), or that give a name the graders read (`graded`: the answer cells'
+    names, `answer_q01 = "b"`), however they compute; statements that only show or test something (a print, a
+    plot, an experiment whose result nothing graded reads) are blanked, lines kept."""
     trees: dict[int, list[ast.stmt]] = {}
     needed: list[str] = list(graded)  # names that code which runs reads, to be looked up
     assigning: dict[str, list[tuple[int, int]]] = {}  # name -> (cell, statement) of the added cells that assign it
     kept: set[tuple[int, int]] = set()
-    for i, (_, code, is_answer) in enumerate(cells):
-        if is_answer:
-            needed += _reads([code])
+    for i, cell in enumerate(cells):
+        if cell.grade_id is not None:
+            needed += _reads(cell.body or [])
             continue
-        try:
-            trees[i] = ast.parse(code).body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            trees[i] = []
+        trees[i] = cell.body or []
         for j, statement in enumerate(trees[i]):
             if isinstance(statement, DEFINITIONS):
                 kept.add((i, j))
@@ -643,29 +655,23 @@ def _what_runs(cells: list[tuple[str, str, bool]], graded: Iterable[str] = ()) -
                 kept.add((i, j))
                 needed += _reads([trees[i][j]])
     found = []
-    for i, (label, code, is_answer) in enumerate(cells):
-        if is_answer:
-            found.append((label, code))
+    for i, cell in enumerate(cells):
+        if cell.grade_id is not None:
+            found.append((cell.label, cell.code))
             continue
-        lines = code_lines(code)
+        lines = code_lines(cell.code)
         for j, statement in enumerate(trees[i]):
             if (i, j) not in kept:
                 for k in range(statement.lineno - 1, statement.end_lineno or statement.lineno):
                     lines[k] = ""
-        found.append((label, "\n".join(lines) if trees[i] else ""))
+        found.append((cell.label, "\n".join(lines) if trees[i] else ""))
     return found
 
 
-def _reads(code: list[str] | list[ast.stmt]) -> list[str]:
-    """The names `code` reads (a global or a local: looking up more than needed keeps more, never less)."""
-    names = []
-    for item in code:
-        try:
-            tree = ast.parse(item) if isinstance(item, str) else item
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        names += [node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)]
-    return names
+def _reads(statements: list[ast.stmt]) -> list[str]:
+    """The names `statements` read (a global or a local: looking up more than needed keeps more, never less)."""
+    return [node.id for statement in statements for node in ast.walk(statement)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)]
 
 
 def _assigned(statement: ast.stmt) -> list[str]:
@@ -673,12 +679,8 @@ def _assigned(statement: ast.stmt) -> list[str]:
     return [node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)]
 
 
-def _defines(code: str) -> set[str]:
-    """The names `code` defines at its top level: its functions, classes, imports and assigned names."""
-    try:
-        body = ast.parse(code).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
+def _defines(body: list[ast.stmt]) -> set[str]:
+    """The names a cell's statements define at its top level: its functions, classes, imports and assigned names."""
     names: set[str] = set()
     for statement in body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

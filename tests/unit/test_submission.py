@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import os
@@ -212,7 +213,9 @@ def test_what_runs_is_found_in_time_linear_in_the_code(walks_per_size):
 
     def what_runs(n: int) -> None:
         chain = "x0 = 1\n" + "".join(f"x{i} = x{i - 1} + 1\n" for i in range(1, n))
-        cells = [("added", chain, False), ("answer", f"def f():\n    return x{n - 1}\n", True)]
+        answer = f"def f():\n    return x{n - 1}\n"
+        cells = [submission._Cell("added", chain, 1, None, ast.parse(chain).body),
+                 submission._Cell("answer", answer, 2, "f", ast.parse(answer).body)]
         assert submission._what_runs(cells)[0][1].count("=") == n
 
     work = walks_per_size(what_runs, (10_000, 20_000))
@@ -441,6 +444,7 @@ def test_a_notebook_built_to_make_ipythons_transformer_work_costs_one_budget(tmp
 
     from autograder.core import jupyter
 
+    release_cells("attention")  # the release's cells, turned once for every submission: not this one's
     read = []
     real = inputtransformer2.make_tokens_by_line
     monkeypatch.setattr(inputtransformer2, "make_tokens_by_line", lambda lines: read.append(sum(map(len, lines))) or real(lines))
@@ -451,3 +455,35 @@ def test_a_notebook_built_to_make_ipythons_transformer_work_costs_one_budget(tmp
     assert note.startswith("attention.ipynb: cells ") and note.endswith(
         " more read as plain Python, not turned as IPython turns them: over what the grader reads to turn a "
         "submission's cells (131,072 bytes in all)")
+
+
+def test_a_cell_read_past_the_transformers_budget_loses_nothing_if_it_is_python(tmp_path, monkeypatch):
+    """Once a submission's budget for IPython's transformer is spent, its later cells are read as written: one
+    that is Python as written runs as it would have (no note), one that is not is named in the note."""
+    from autograder.core import jupyter
+
+    monkeypatch.setattr(jupyter, "MAX_TRANSFORM_BYTES", 1)
+    answers = {"masks-causal_average": "def causal_average(T):\n    return T\n",
+               "masks-causal_mask": "%time 1\ndef causal_mask(T_q, T_k=None, *, device=None):\n    return T_q\n"}
+    sub = read_submission(notebook(tmp_path / "attention.ipynb", answers))
+    assert ("attention.ipynb, cell masks-causal_average", answers["masks-causal_average"]) in sub.cells["attention"]
+    cells = json.loads((RELEASE / "attention.ipynb").read_text())["cells"]
+    number = 1 + next(i for i, c in enumerate(cells) if assignment.nbgrader_metadata(c).get("grade_id") == "masks-causal_mask")
+    assert [p for p in sub.problems if "IPython" in p] == [
+        f"attention.ipynb: cell {number} read as plain Python, not turned as IPython turns it: {jupyter.OVER_BUDGET}"]
+
+
+def test_a_cell_that_is_python_already_is_read_as_written(tmp_path, monkeypatch):
+    """IPython's transformer is for cells that are not Python: one that parses runs as Python runs it, even
+    where IPython's clean-up would break it (an indented comment first dedents the lines below it), and its
+    cost (a pass over every cell) is not paid for the answer key's 39 KiB."""
+    from autograder.core import jupyter
+
+    release_cells("attention")  # turned once for every submission
+    turned = []
+    real = jupyter.Turner.python
+    monkeypatch.setattr(jupyter.Turner, "python", lambda self, code: turned.append(code) or real(self, code))
+    helper = "    # a helper\ndef causal_average(T):\n    return T\n"
+    sub = read_submission(notebook(tmp_path / "attention.ipynb", {"masks-causal_average": helper,
+                                                                  "masks-causal_mask": "%time 1\n"}))
+    assert ("attention.ipynb, cell masks-causal_average", helper) in sub.cells["attention"] and turned == ["%time 1\n"]
