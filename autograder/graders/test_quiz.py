@@ -86,8 +86,7 @@ def test_answer(request, student, note, question, title):
     if given in quiz.OPTIONS:
         got, hint = option(given), why(given)
     elif answer is None:
-        got, hint = "no answer (None)", (f"set answer_{question} to one of \"a\", \"b\", \"c\" or \"d\" in its answer "
-                                         "cell: only the answer cells are graded")
+        got, hint = "no answer (None)", f"set answer_{question} to one of \"a\", \"b\", \"c\" or \"d\" in its answer cell"
     else:
         got = f"{str(answer)[:20]!r}, which is not one of the options a to d"
         hint = f'set answer_{question} to one of the strings "a", "b", "c" or "d", with the quotes'
