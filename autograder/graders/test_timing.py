@@ -410,9 +410,25 @@ def test_time_call_median(student, gen):
         first = slow if run == 0 else fast
         checked = (f"time_call(fn, repeats=5, warmup=1) where the first timed call takes {first:.3g} s and the "
                    f"others {fast:.3g} s")
-        schedule = Schedule([fast, first], fast)  # the slow one first after the warm-up: where a timer of one
-        got = _time_call(student, schedule, 5, 1, checked)  # call looks, whatever durations were drawn
+        for _attempt in range(MEDIAN_ATTEMPTS):
+            schedule = Schedule([fast, first], fast)  # the slow one first after the warm-up: where a timer of one
+            got = _time_call(student, schedule, 5, 1, checked)  # call looks, whatever durations were drawn
+            if run == 1 or _median_told_from_mean(schedule, 5, student.last_request):
+                break
         allowed(_expect_median_of_last(got, schedule, 5, student, checked, MEDIAN_HINT, also_of_all=True))
+
+
+MEDIAN_ATTEMPTS = 3  # runs of the slow schedule at most, while a busy machine blurs the median into the mean
+
+
+def _median_told_from_mean(schedule: Schedule, repeats: int, request: tuple[float, float]) -> bool:
+    """Whether this run can tell a median from a mean: the timed calls' mean, by their own durations, lies
+    above the most the grader's clock allows for their median. A busy machine stretches the gaps between
+    calls, which that allowance must take in; when they swallow the slow call's share of the mean, the run
+    is made again rather than judged, so that a mean fails on every run and a median passes."""
+    timed = schedule.last(repeats)
+    own = [schedule.call_seconds()[i] for i in timed]
+    return statistics.fmean(own) > schedule.bracket(timed, request)[1]
 
 
 @diagnosed("time_call")
