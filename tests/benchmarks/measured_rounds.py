@@ -48,7 +48,7 @@ def _hints(results: Path) -> tuple[str, ...]:
     found = set()
     for test in json.loads(results.read_text())["tests"]:
         if test["status"] != "passed":
-            line = next((l for l in test["output"].splitlines() if l.startswith("Likely mistake:")), "(no hint)")
+            line = next((text for text in test["output"].splitlines() if text.startswith("Likely mistake:")), "(no hint)")
             found.add(line.removeprefix("Likely mistake: ").split(" — ")[0])
     return tuple(sorted(found))
 
