@@ -197,7 +197,8 @@ def _option_reasons(options: list[Option], answers: list[tuple[int, str, str]], 
     reasons = []
     unchosen = [o.option for o in options if not o.chosen]
     if unchosen:
-        reasons.append(Reason(UNCHOSEN, f"nobody chose option {', '.join(unchosen)}"))
+        reasons.append(Reason(UNCHOSEN, f"option{'s' if len(unchosen) > 1 else ''} {', '.join(unchosen)}: none of "
+                                         f"the {len(answered)} who answered"))
     for o in options:
         if not o.correct and o.chosen >= MIN_CHOOSERS and o.mean_rest is not None and o.mean_rest > class_rest:
             reasons.append(Reason(STRONG_WRONG, f"wrong option {o.option}: its {o.chosen} choosers score "
