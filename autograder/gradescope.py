@@ -60,6 +60,9 @@ exec "$ROOT/venv/bin/python" -m autograder gradescope --run "$ROOT"
 CONFIG_FILE = "gradescope.json"
 SECRET_FILE = "secret.txt"
 MAX_RESULTS_BYTES = 1_000_000  # results.json, at most (`bounded`): a full-marks upload's is about 22 kB
+# On the autograder's log, which only instructors see: item statistics compare students, and an upload is alone.
+ONE_UPLOAD = ("Item statistics: none for one upload, graded alone as a class of one; grade the class's uploads "
+              "together (python -m autograder grade) for items.csv and quiz_options.csv.")
 
 
 @dataclass(frozen=True)
@@ -148,6 +151,7 @@ def run(root: Path) -> int:
                              quiz_counts=settings.quiz_counts, progress=False)
         try:
             status = run_class(options).status
+            print(ONE_UPLOAD)
         except RunError as exc:
             print(f"error: {exc}", file=sys.stderr)
             status = exc.status

@@ -26,11 +26,13 @@ SECRET = "dask-test"
 
 
 def _class(folder: Path, n_base: int = 3) -> Path:
-    """base.py several times, one mistake, one stub submission."""
+    """base.py several times (the first with "a" for every quiz question), one mistake, one stub submission."""
+    from autograder.graders.quiz_key import ANSWERS
+
     folder.mkdir(parents=True, exist_ok=True)
     base = (CORPUS / "base.py").read_text()
     for i in range(n_base):
-        (folder / f"base{i}.py").write_text(base)
+        (folder / f"base{i}.py").write_text(base + "".join(f'\nanswer_{q} = "a"' for q in ANSWERS if i == 0))
     (folder / "fill_zero.py").write_text(base + "\n\n" + (CORPUS / "buggy" / "masks_fill_zero.py").read_text())
     (folder / "kqv.py").write_text(base + "\n\n" + (CORPUS / "buggy" / "heads_qkv_order_kqv.py").read_text())
     return folder
@@ -54,18 +56,28 @@ def subs(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def on_one_machine(subs, tmp_path_factory) -> dict:
+def one_machine_out(subs, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("one-machine")
     run = _grade(subs, out, "--jobs", "1")
     assert run.returncode == 0, run.stderr[-3000:]
-    return _scores(out)
+    return out
 
 
-def test_a_local_cluster_gives_the_scores_of_one_machine(subs, on_one_machine, tmp_path):
+@pytest.fixture(scope="module")
+def on_one_machine(one_machine_out) -> dict:
+    return _scores(one_machine_out)
+
+
+def test_a_local_cluster_gives_the_scores_of_one_machine(subs, on_one_machine, one_machine_out, tmp_path):
     run = _grade(subs, tmp_path / "out", "--dask", "local:2")
     assert run.returncode == 0, run.stderr[-3000:]
     assert _scores(tmp_path / "out") == on_one_machine
     assert (tmp_path / "out" / "grades.csv").is_file()
+    for table in ("items.csv", "quiz_options.csv"):  # the quiz's answers come back from Dask's workers too
+        assert (tmp_path / "out" / table).read_text() == (one_machine_out / table).read_text()
+    with open(tmp_path / "out" / "quiz_options.csv", newline="") as fh:
+        chosen = [(row["option"], int(row["chosen"])) for row in csv.DictReader(fh)]
+    assert chosen and {option for option, n in chosen if n} == {"a"} and all(n == 1 for o, n in chosen if o == "a")
 
 
 class Cluster:

@@ -112,6 +112,8 @@ def test_the_answer_key_earns_full_marks_in_gradescopes_format(built):
     assert {t["visibility"] for t in tests if t["name"].startswith("masks/")} == {"visible"}
     assert {t["visibility"] for t in tests if t["name"].startswith("heads/")} == {"after_due_date"}
     assert data["stdout_visibility"] == "hidden" and data["execution_time"] > 0
+    assert gradescope.ONE_UPLOAD in graded["run"].stdout  # on the log only instructors see
+    assert not any({"chosen", "right"} & set(t.get("extra_data", {})) for t in tests)  # the key's letters stay out
 
 
 def test_a_wrong_answer_costs_its_checks_and_says_why(built):

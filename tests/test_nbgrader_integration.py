@@ -435,6 +435,14 @@ def test_demo_class_scores_as_expected(tmp_path):
     for s in students:
         assert in_gradebook[s.name] == {p: min(float(rows[s.name][p]), GRADEBOOK_POINTS[p]) for p in demo.PARTS}, \
             s.name
+    # Item statistics beside grades.csv: a row per check; hana's two wrong answers are the only wrong options chosen.
+    checks = [t["name"] for t in json.loads((out / "ada" / "results.json").read_text())["tests"]]
+    with open(out / "items.csv", newline="") as fh:
+        assert [row["item"] for row in csv.DictReader(fh)] == checks
+    with open(out / "quiz_options.csv", newline="") as fh:
+        wrong = {row["question"].split(":")[0] for row in csv.DictReader(fh)
+                 if row["correct"] == "no" and row["chosen"] != "0"}
+    assert wrong == {"quiz/q03", "quiz/q07"}
 
 
 def test_demo_students_write_valid_python():

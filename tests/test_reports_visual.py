@@ -13,6 +13,7 @@ checked where the heatmap's cells are; they are kept in $REPORT_SHOTS when set.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -210,6 +211,26 @@ def test_the_class_report_rates_and_times_agree_with_the_results(run):
     assert seconds == pytest.approx({s: results(run, s)["extra_data"]["seconds"] for s in run["students"]}, abs=2e-3)
     total = report.find("figure", data_title="Total")
     assert sum(int(b.attrs["data-count"]) for b in total.iter("rect", class_="bin")) == len(run["students"])
+
+
+def test_the_item_statistics_agree_with_the_results(run):
+    """items.csv beside grades.csv, one row per check of results.json with the class's facility; the run's
+    closing lines name it, and the class report draws one point per item."""
+    out = run["out"]
+    assert re.search(rf"^\s*item statistics:\s+{re.escape(str(out / 'items.csv'))}", run["stdout"], re.M)
+    fractions: dict[str, list[float]] = {}
+    for student in run["students"]:
+        for test in results(run, student)["tests"]:
+            fractions.setdefault(test["name"], []).append(test["score"] / test["max_score"])
+    with open(out / "items.csv", newline="") as fh:
+        rows = {row["item"]: row for row in csv.DictReader(fh)}
+    assert list(rows) == list(fractions)
+    for name, row in rows.items():
+        assert int(row["n"]) == len(fractions[name]) == len(run["students"])
+        assert float(row["mean_fraction"]) == pytest.approx(sum(fractions[name]) / len(fractions[name]), abs=1e-4)
+    assert (out / "quiz_options.csv").read_text().startswith("question,option,correct,chosen,share,mean_rest")
+    report = parse((out / "class_report.html").read_text(encoding="utf-8"))
+    assert {c.attrs["data-item"] for c in report.iter("circle", class_="item")} == set(rows)
 
 
 # ---------------------------------------------------------------- in a browser

@@ -34,6 +34,7 @@ from pathlib import Path
 from autograder.assignment import PART_NAMES as PARTS
 from autograder.classrun import RunError, RunOptions, RunOutcome, closing_lines
 from autograder.core.slots import usable_cpus
+from autograder.reports.items import ITEMS_FILE, OPTIONS_FILE, item_analysis
 
 from .course import (ASSIGNMENT, Course, SimulatedStudent, environment_note, export_grades, run_in_course,
                      set_up_class, solution_answers, with_patch)
@@ -296,6 +297,17 @@ def grade(course: Course, out: Path, *, jobs: int | None = None, quiet: bool = F
     return outcome
 
 
+def print_items(outcome: RunOutcome, shown_flags: int = 6) -> None:
+    """What the class's answers say about the questions (reports/items.py): the items to look at, and why."""
+    analysis = item_analysis(outcome.graded)
+    print(f"\n== What the answers say about the questions: {len(analysis.items)} items, "
+          f"{len(analysis.flags)} to look at\n")
+    for flag in analysis.flags[:shown_flags]:
+        print(f"   {flag.item.name[:90]}\n          -> " + "; ".join(f"{r.kind}: {r.text}" for r in flag.reasons))
+    if len(analysis.flags) > shown_flags:
+        print(f"   ... and {len(analysis.flags) - shown_flags} more (the class report lists them all)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--work", type=Path, default=WORK, help=f"work folder, emptied first (default: {shown(WORK)})")
@@ -336,12 +348,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"   {s.name:<6} {s.student.about}\n          -> {mark}")
     bad = sorted(name for name, issues in problems.items() if issues)
 
+    print_items(outcome)
+
     print(f"\n== Where to look (set-up {setup_s:.0f} s, grading {grade_s:.0f} s, "
           f"total {time.perf_counter() - start:.0f} s)\n")
     print(f"   feedback pages:      {shown(out)}/<student>/feedback.html   (e.g. {shown(out / 'cleo' / 'feedback.html')})")
     print(f"   Gradescope results:  {shown(out)}/<student>/results.json")
     print(f"   class table:         {shown(out / 'grades.csv')}")
     print(f"   class report:        {shown(out / 'class_report.html')}   (open it in a browser)")
+    print(f"   item statistics:     {shown(out / ITEMS_FILE)}, {shown(out / OPTIONS_FILE)}")
     print(f"   nbgrader gradebook:  {shown(course.root / 'gradebook.db')}  "
           f"(exported: {shown(work / 'gradebook-export.csv')})")
     print(f"   autograded copies:   {shown(course.root / 'autograded')}/<student>/{ASSIGNMENT}/")

@@ -90,9 +90,11 @@ def grader_version() -> str:
 
 
 def write_record(out: Path, graded: GradedSubmission, fingerprint_value: str) -> None:
-    """What the grader keeps for itself beside results.json: what it graded, what was tried (tampering)."""
+    """What the grader keeps for itself beside results.json: what it graded, what was tried (tampering), the
+    quiz's options chosen (for the class's item analysis: results.json would show them to the student)."""
     write_atomically(out / graded.id / FINGERPRINT_FILE,
-                     json.dumps({"fingerprint": fingerprint_value, "tampering": graded.tampering.to_json()}))
+                     json.dumps({"fingerprint": fingerprint_value, "tampering": graded.tampering.to_json(),
+                                 "answers": graded.answers()}))
 
 
 def earlier_result(out: Path, submission: Submission, parts: tuple[str, ...], expected: str) -> GradedSubmission | None:
@@ -102,6 +104,7 @@ def earlier_result(out: Path, submission: Submission, parts: tuple[str, ...], ex
         record = json.loads((out / submission.id / FINGERPRINT_FILE).read_text(encoding="utf-8"))
         recorded = record["fingerprint"]
         graded.tampering = Tampering.from_json(record.get("tampering"))
+        graded.restore_answers(record.get("answers"))
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None
     if graded.status is Status.GRADER_ERROR or graded.id != submission.id or not hmac.compare_digest(recorded, expected):

@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from ..isolation import wire
+from ..quiz import OPTIONS
 from ..isolation.protocol import SandboxBreach
 from ..isolation.proxy import Student, StudentError
 from .checks import Failure
@@ -55,6 +56,7 @@ class _Watchdog(Exception):
 
 PLUGIN = pytest.StashKey["GradingPlugin"]()
 NOTES = pytest.StashKey[list]()  # an item's `note` lines
+ANSWER = pytest.StashKey[tuple[str, str]]()  # a multiple-choice check's (option chosen, right option): `answered`
 
 
 class GradingPlugin:
@@ -105,9 +107,10 @@ class GradingPlugin:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Any:
         """Count the student's replies around the fixtures too (a study run once for several checks), and
-        start the check's notes afresh: its item serves every submission this worker grades."""
+        start the check's notes and answer afresh: its item serves every submission this worker grades."""
         self._replies_before = self._replies()
         item.stash[NOTES] = []
+        item.stash[ANSWER] = ("", "")
         yield
 
     @pytest.hookimpl(hookwrapper=True)
@@ -136,6 +139,7 @@ class GradingPlugin:
         result = self.current.results.setdefault((part, name), CheckResult(part, name, float(marker.kwargs["points"])))
         if report.when == "call":
             result.outputs += item.stash.get(NOTES, [])
+            result.chosen, result.right = item.stash.get(ANSWER, ("", ""))
         if not report.failed:
             return
         if call.excinfo is not None and isinstance(call.excinfo.value, SandboxBreach):
@@ -199,6 +203,17 @@ class _Fixtures:
         """`note(text)`: a line of the check's feedback whether it passes or fails (why a right answer is right)."""
         notes = request.node.stash.setdefault(NOTES, [])
         return lambda text: notes.append(str(text))
+
+    @pytest.fixture
+    @staticmethod
+    def answered(request: pytest.FixtureRequest) -> Callable[[str, str], None]:
+        """`answered(chosen, right)`: a multiple-choice check's option chosen ("" for none) and its right option,
+        as the key letters them; data for the class's item analysis, checked to be letters of the options."""
+        def record(chosen: str, right: str) -> None:
+            if chosen not in ("", *OPTIONS) or right not in OPTIONS:
+                raise ValueError(f"answered({chosen!r}, {right!r}): each must be one of {', '.join(OPTIONS)}")
+            request.node.stash[ANSWER] = (chosen, right)
+        return record
 
     @pytest.fixture
     @staticmethod

@@ -12,6 +12,7 @@ import fnmatch
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..quiz import OPTIONS
 from .submission import REFUSED
 from .tampering import Tampering
 
@@ -44,6 +45,10 @@ class CheckResult:
     hint: str = ""  # the likely mistake the grader named (its own words, never the submission's)
     trouble: str = ""  # why the submission's code did not answer, as the grader saw it (protocol error kinds)
     detail: str = ""  # how, for a crash: "exit status 1", "signal 11 (SIGSEGV)"
+    # A multiple-choice check's option chosen ("" for none) and its right option, as the key letters them: for
+    # the class's item analysis (reports.items), kept in the grader's own record, never in results.json.
+    chosen: str = ""
+    right: str = ""
 
     @property
     def score(self) -> float:
@@ -192,6 +197,18 @@ class GradedSubmission:
     def uncounted_parts(self) -> list[str]:
         """The parts graded here whose scores the total leaves out, in the order the checks ran."""
         return [p for p in self.part_scores() if not counting().counts(p)]
+
+    def answers(self) -> dict[str, list[str]]:
+        """Each multiple-choice check's [option chosen, right option], by its name in results.json."""
+        return {f"{c.part}/{c.name}": [c.chosen, c.right] for c in self.checks if c.right}
+
+    def restore_answers(self, answers: Any) -> None:
+        """Give the checks the options `answers()` recorded; anything but letters of the options is left out."""
+        found = answers if isinstance(answers, dict) else {}
+        for c in self.checks:
+            pair = found.get(f"{c.part}/{c.name}")
+            if isinstance(pair, list) and len(pair) == 2 and pair[0] in ("", *OPTIONS) and pair[1] in OPTIONS:
+                c.chosen, c.right = pair
 
     # ---- serialised
 

@@ -93,7 +93,8 @@ class SubmissionError(ValueError):
 
 
 MAX_ID_BYTES = 120  # an id is a folder name in --out: far below the file system's 255 bytes
-RESERVED_IDS = ("grades.csv", "class_report.html", "nbgrader-gradebook.log")  # the run's own files in --out
+RESERVED_IDS = ("grades.csv", "class_report.html", "items.csv", "quiz_options.csv",  # the run's own files in --out
+               "nbgrader-gradebook.log")
 
 
 def submission_id(path: Path) -> str:

@@ -1,6 +1,7 @@
 """Hidden grader for the quiz: one point per question, the hidden key scored against the options as the
 student's own quiz.ipynb showed them. The feedback quotes the question and the option chosen, as the
-student saw them, and says why it is right or, for a wrong answer, which option is right and why.
+student saw them, and says why it is right or, for a wrong answer, which option is right and why. The option
+chosen and the right one, as the key letters them, go to the class's item analysis (`answered`), not to the student.
 
 Where each fact comes from, once:
 * the right letters and the explanations of every option: the hidden key (quiz_key.py), in the
@@ -60,7 +61,7 @@ def _title(question: str) -> str:
 
 @pytest.mark.parametrize("question, title", [pytest.param(q, _title(q), id=q) for q in sorted(ANSWERS)])
 @check(NAME, points=POINTS)
-def test_answer(request, student, note, question, title):
+def test_answer(request, student, note, answered, question, title):
     seen = as_shown(request, question)  # before the submission is asked: a fault here is ours
     if seen.refused:
         raise not_this_courses_quiz(question, seen.refused)
@@ -71,6 +72,7 @@ def test_answer(request, student, note, question, title):
         answer = None
     given = answer.strip().lower() if type(answer) is str else None
     right = quiz.shown_letter(ANSWERS[question], order)
+    answered(quiz.canonical_letter(given, order) if given in quiz.OPTIONS else "", ANSWERS[question])
 
     def option(letter: str) -> str:
         text = shown.option(letter) if shown is not None else ""

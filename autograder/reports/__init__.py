@@ -1,6 +1,6 @@
 """What grading leaves behind: per submission Gradescope's results.json and a feedback page (with
-pictures of what went wrong: figures.py), per class grades.csv and class_report.html (classreport.py),
-a table on the terminal and the closing lines that say where everything is.
+pictures of what went wrong: figures.py), per class grades.csv, the item statistics (items.py) and
+class_report.html (classreport.py), a table on the terminal and the closing lines that say where everything is.
 
 Files are written whole to a temporary name and renamed, so a run killed midway never leaves a
 half-written report that looks finished; results.json is written last, since its presence marks
@@ -16,6 +16,7 @@ from ..core.files import RESULTS_FILE, write_atomically
 from ..core.results import GradedSubmission, Visibility
 from .classreport import class_report_html
 from .feedback import feedback_html
+from .items import ITEMS_FILE, OPTIONS_FILE, write_items
 from .similarity import Similarity, find_similar_or_why
 from .table import class_table, grades_csv
 
@@ -43,10 +44,11 @@ def _says(path: Path, text: str) -> bool:
 
 def write_class(graded: list[GradedSubmission], out: Path, kept: frozenset[str] = frozenset(),
                 similar: Similarity | None = None, notes: list[str] | tuple[str, ...] = ()) -> None:
-    """grades.csv and class_report.html; `kept`: the ids of results taken from an earlier run; `similar`:
-    the pairs unusually alike (`find_similar_or_why`), None for a report without them; `notes`: what the
+    """grades.csv, the item statistics (items.csv, quiz_options.csv) and class_report.html; `kept`: the ids of
+    results taken from an earlier run; `similar`: the pairs unusually alike (`find_similar_or_why`), None for a report without them; `notes`: what the
     PATHs held (core/students.py: who handed in what, and each entry that is no one's row)."""
     write_atomically(out / GRADES_FILE, grades_csv(graded))
+    write_items(graded, out)
     write_atomically(out / CLASS_REPORT_FILE, class_report_html(graded, kept, similar, notes))
 
 
@@ -68,6 +70,7 @@ def where_reports_are(out: Path, graded: list[GradedSubmission], gradebook: str 
         f"  Gradescope results:         {out / example / RESULTS_FILE}",
         f"  class table:                {out / GRADES_FILE}",
         f"  class report:               {out / CLASS_REPORT_FILE}  (open in a browser)",
+        f"  item statistics:            {out / ITEMS_FILE}, {out / OPTIONS_FILE}",
     ]
     if gradebook:
         lines.append("  " + gradebook)

@@ -4,7 +4,8 @@ One self-contained page (inline SVG and CSS, no script, nothing fetched): how th
 (a histogram per part and for the total), the pass rate of every check (the most failed first), the
 mistakes the graders diagnosed (the likely mistake each failed check named, counted once per
 student and part, most common first, with the students' ids; what was left as released, a
-function not implemented or a question unanswered, is no mistake and has a line of its own), the submissions that timed out,
+function not implemented or a question unanswered, is no mistake and has a line of its own), what the answers
+say about each check and quiz question (itemsection.py), the submissions that timed out,
 crashed, ran out of memory or hit a grader error, the pairs whose code is unusually alike
 (similarity.py: a signal for a human, never a penalty), what submissions tried that honest ones never
 do (tampering.py: counted by the grader, never a penalty either), and how long each submission took.
@@ -27,6 +28,7 @@ from ..core.results import TROUBLE_LABELS as CHECK_TROUBLES, GradedSubmission, S
 from ..core.tampering import KINDS as TAMPERING_KINDS
 from .feedback import untouched
 from .figures import fmt_seconds
+from .itemsection import items_section
 from .similarity import STYLE as SIMILARITY_STYLE, Similarity
 
 INCIDENT_KINDS = CHECK_TROUBLES  # the kinds of trouble a check's result records, as the page names them
@@ -308,6 +310,7 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
     out.append(f"<p class='lead'>{esc(lead)} Scores per student: <a href='grades.csv'>grades.csv</a>; "
                "each student's id links to their feedback page.</p>")
     out.append("<nav><a href='#scores'>Scores</a><a href='#checks'>Checks</a><a href='#mistakes'>Mistakes</a>"
+               "<a href='#items'>Items</a>"
                f"<a href='#trouble'>{TROUBLE_TITLE}</a><a href='#tampering'>Tampering</a>" + ("<a href='#similar'>Unusually alike</a>" if similar is not None else "")
                + ("<a href='#intake'>Who handed in what</a>" if notes else "") + "<a href='#time'>Grading time</a></nav>")
 
@@ -353,6 +356,7 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
     else:
         out.append("<p>None diagnosed.</p>")
     out.append(_not_attempted_html(graded))
+    out.append(items_section(graded, {p: PART_COLORS[k % len(PART_COLORS)] for k, p in enumerate(parts)}))
 
     out.append(f"<h2 id='trouble'>{TROUBLE_TITLE}</h2>")
     if trouble:

@@ -110,3 +110,30 @@ def test_spins(student):
     current, _ = run(pytester, spinning)
     spins = current.results[("demo", "spins")]
     assert not spins.passed and "stopped after" in spins.outputs[0]
+
+
+def test_a_check_records_the_option_chosen_and_only_letters_of_the_options(pytester):
+    """What `answered` records goes to the check's result afresh for each submission; anything but letters of
+    the options is a fault of the grader (an internal error), never data."""
+    grader = GRADER + '''
+@check("q01: chosen", points=1)
+def test_chosen(student, answered):
+    answered("c", "b")
+    raise AssertionError("wrong")
+
+@check("q02: unanswered", points=1)
+def test_unanswered(student, answered):
+    answered("", "d")
+
+@check("q03: not a letter", points=1)
+def test_not_a_letter(student, answered):
+    answered("zz", "b")
+'''
+    current, _ = run(pytester, grader)
+    results = {name: r for (part, name), r in current.results.items()}
+    assert (results["q01: chosen"].chosen, results["q01: chosen"].right) == ("c", "b")
+    assert not results["q01: chosen"].passed
+    assert (results["q02: unanswered"].chosen, results["q02: unanswered"].right) == ("", "d")
+    bad = results["q03: not a letter"]
+    assert bad.internal_error and (bad.chosen, bad.right) == ("", "")
+    assert (results["double: doubles"].chosen, results["double: doubles"].right) == ("", "")

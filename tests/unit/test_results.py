@@ -45,3 +45,32 @@ def test_gradescope_format_and_back():
 def test_an_internal_error_survives_the_gradescope_round_trip():
     graded = GradedSubmission("x", [CheckResult("masks", "a", 1.0, False, ["boom"], internal_error=True)])
     assert GradedSubmission.from_gradescope(graded.to_gradescope()).status is Status.GRADER_ERROR
+
+
+def answered() -> GradedSubmission:
+    return GradedSubmission("ada", [CheckResult("masks", "a", 1.0), CheckResult("quiz", "q01: why?", 1.0, False,
+                                                                                  ["wrong"], chosen="c", right="b"),
+                                    CheckResult("quiz", "q02: how?", 1.0, False, ["none"], right="d")])
+
+
+def test_a_quiz_answer_goes_to_the_reports_but_never_into_results_json():
+    """The option chosen and the right one, as the key letters them, would tell a shuffled course's order and
+    the key: they travel from the worker (to_json) and in the grader's record (answers), never in results.json."""
+    graded = answered()
+    assert GradedSubmission.from_json(json.loads(json.dumps(graded.to_json()))) == graded
+    text = json.dumps(graded.to_gradescope())
+    assert "chosen" not in text and "right" not in text
+    back = GradedSubmission.from_gradescope(json.loads(text))
+    assert [(c.chosen, c.right) for c in back.checks] == [("", "")] * 3
+    back.restore_answers(json.loads(json.dumps(graded.answers())))
+    assert back.checks == graded.checks
+
+
+def test_an_answer_record_that_is_not_letters_of_the_options_is_left_out():
+    graded = answered()
+    assert graded.answers() == {"quiz/q01: why?": ["c", "b"], "quiz/q02: how?": ["", "d"]}
+    fresh = GradedSubmission.from_gradescope(graded.to_gradescope())
+    fresh.restore_answers({"quiz/q01: why?": ["=cmd()", "b"], "quiz/q02: how?": ["a", ""], "extra": "x"})
+    assert [(c.chosen, c.right) for c in fresh.checks] == [("", "")] * 3
+    fresh.restore_answers(["not", "a", "dict"])
+    assert [(c.chosen, c.right) for c in fresh.checks] == [("", "")] * 3

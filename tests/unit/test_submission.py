@@ -685,3 +685,12 @@ def test_a_cell_that_is_python_already_is_read_as_written(tmp_path, monkeypatch)
     sub = read_submission(notebook(tmp_path / "attention.ipynb", {"masks-causal_average": helper,
                                                                   "masks-causal_mask": "%time 1\n"}))
     assert ("attention.ipynb, cell masks-causal_average", helper) in sub.cells["attention"] and turned == ["%time 1\n"]
+
+
+def test_an_id_never_names_one_of_the_runs_own_files_in_the_reports_folder():
+    from autograder.core.submission import safe_id
+    from autograder.reports import CLASS_REPORT_FILE, GRADES_FILE
+    from autograder.reports.items import ITEMS_FILE, OPTIONS_FILE
+
+    for name in (GRADES_FILE, CLASS_REPORT_FILE, ITEMS_FILE, OPTIONS_FILE, "Items.CSV"):
+        assert safe_id(name) == name + "_"
