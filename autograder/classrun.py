@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from . import assignment, quiz, reports
 from .core.batch import LocalPool, fingerprint, plan, write_record
-from .core.results import GradedSubmission, Status, Visibility, counting, set_counting
+from .core.results import Counting, GradedSubmission, Status, Visibility, counted_as, counting, set_counting
 from .core.students import LayoutError, held_by
 from .core.submission import SubmissionError, safe_id, unique_ids
 from .core.worker import WorkerError, WorkerSettings
@@ -82,6 +82,7 @@ class RunOutcome:
     failed: bool = False  # some submission could not be graded, or the gradebook could not be written
     weaknesses: set[str] = field(default_factory=set)  # how this machine's sandboxes are weaker than they should be
     ready_at: float | None = None  # when the first submission went to a worker (time.monotonic)
+    counting: Counting = Counting()  # what the run's totals counted: whatever reports on it counts the same
 
     @property
     def status(self) -> int:
@@ -135,7 +136,7 @@ def _run(options: RunOptions) -> RunOutcome:
     finally:
         pool.close()
     outcome = RunOutcome(graded, kept, weaknesses=set(pool.weaknesses), ready_at=pool.ready_at,
-                         failed=any(g.status is Status.GRADER_ERROR for g in graded))
+                         failed=any(g.status is Status.GRADER_ERROR for g in graded), counting=counting())
     if course is not None and gradebook is None:
         outcome.gradebook_line = "Gradebook: not written (only a full grading, every part, goes into the gradebook)."
     if gradebook is not None:
@@ -309,5 +310,7 @@ def closing_lines(outcome: RunOutcome, out: Path, started: float) -> str:
     """The class table and the lines that end a run on the terminal: where the reports are, how long it took."""
     graded, kept = outcome.graded, outcome.kept
     startup = outcome.ready_at - started if outcome.ready_at is not None else None
-    return "\n".join([reports.class_table(graded), "", reports.where_reports_are(out, graded, outcome.gradebook_line),
+    with counted_as(outcome.counting):  # the table's totals are grades.csv's, after the run as during it
+        table = reports.class_table(graded)
+    return "\n".join([table, "", reports.where_reports_are(out, graded, outcome.gradebook_line),
                       reports.run_summary(len(graded) - len(kept), len(kept), time.monotonic() - started, startup)])

@@ -35,7 +35,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Dict, Unicode
 
 from .. import assignment
-from ..core.results import GradedSubmission
+from ..core.results import GradedSubmission, counting
 from ..reports import RESULTS_FILE
 from ..reports.figures import figure_block, figure_svg, figure_text
 from ..reports.gradecell import grade_cell_text
@@ -113,8 +113,9 @@ class ScoreFromReports(NbGraderPreprocessor):
                                            traceback=[])]
                 continue
             points = float(assignment.nbgrader_metadata(cell).get("points", 0))
+            counted = counting().counts(part)
             cell.outputs = [
-                new_output("stream", name="stdout", text=grade_cell_text(part, graded.checks_of(part))),
+                new_output("stream", name="stdout", text=grade_cell_text(part, graded.checks_of(part), counted=counted)),
                 *figure_outputs(part, graded.checks_of(part)),
                 new_output("execute_result", data={"text/plain": f"{in_gradebook(scores[part][0], points):g}"},
                            execution_count=None),
@@ -480,8 +481,6 @@ def _check_scores(course: NbgraderCourse, reports: Path, graded: list[str], upda
 def _counting_disagreement(part: str, points: float) -> list[str]:
     """A line when this run counts a part that the release gave no points, or leaves out one it gave some:
     grades.csv and nbgrader's totals then differ until the release is built with the same setting."""
-    from ..core.results import counting
-
     if counting().counts(part) == (points > 0):
         return []
     counted, release = ("counts", "gives it 0 points") if points == 0 else ("leaves out", f"gives it {points:g} points")
