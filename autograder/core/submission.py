@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Any, BinaryIO, Callable
 
-from .. import assignment, quiz
+from .. import assignment, quiz, releases
 from ..text import code_lines, printable
 
 # The code a submission may hold in all (its modules, or its notebooks' answer cells and the definitions of the
@@ -561,13 +561,18 @@ def _charge(submission: Submission, code: str, shown: str) -> bool:
     return True
 
 
-@lru_cache(maxsize=None)
 def release_cells(notebook: str) -> tuple[tuple[str, str, bool], ...]:
-    """(grade_id, code, is answer cell) of the released notebook `notebook`."""
-    path = assignment.release_folder() / f"{notebook}.ipynb"
-    cells = _notebook_cells(path.read_bytes()) if path.is_file() else None
+    """(grade_id, code, is answer cell) of the notebook `notebook` of the release graded against
+    (`releases.current()`: the grader's own, or an nbgrader course's build)."""
+    return _release_cells(releases.current(), notebook)
+
+
+@lru_cache(maxsize=8)
+def _release_cells(release: releases.Release, notebook: str) -> tuple[tuple[str, str, bool], ...]:
+    data = release.notebook(notebook)
+    cells = _notebook_cells(data) if data is not None else None
     if cells is None:
-        raise SubmissionError(f"the released notebook {path} is missing or unreadable")
+        raise SubmissionError(f"the released notebook {notebook}.ipynb of {release.where} is missing or unreadable")
     return tuple(cells)
 
 
@@ -587,9 +592,10 @@ def setup_imports() -> list[str]:
 
 
 def public_files() -> dict[str, bytes]:
-    """The public helpers by file name: every sandbox finds them next to the code it runs."""
-    folder = assignment.release_folder()
-    return {name: (folder / name).read_bytes() for name in assignment.PUBLIC_HELPERS if (folder / name).is_file()}
+    """The public helpers of the release graded against, by file name: every sandbox finds them next to the
+    code it runs."""
+    files = releases.current().files
+    return {name: files[name] for name in assignment.PUBLIC_HELPERS if name in files}
 
 
 MAX_CONTAINERS = 1_000_000  # JSON objects and arrays in a notebook: a real one has a few per cell
