@@ -1,4 +1,4 @@
-"""Hidden graders for part `heads` (20 points).
+"""Hidden graders for part `heads`.
 
 A module that draws random numbers as it computes (dropout, active while it is in training mode, as it is
 until .eval()) fails every check of its values, each in its own way: when one of those checks fails, a

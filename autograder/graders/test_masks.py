@@ -1,4 +1,4 @@
-"""Hidden graders for part `masks` (20 points).
+"""Hidden graders for part `masks`.
 
 One slip in a mask fails several checks, each in its own way: before a failure names its likely
 mistake, a diagnosis (`diagnoses`) calls the function once on inputs made to tell the known mistakes

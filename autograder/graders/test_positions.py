@@ -1,4 +1,4 @@
-"""Hidden graders for part `positions` (15 points).
+"""Hidden graders for part `positions`.
 
 A wrong encoding fails most checks of sinusoidal_encoding, each seeing one aspect of it (the first
 row, a frequency, the base): its diagnosis matches one small encoding against the known formulas

@@ -1,4 +1,4 @@
-"""Hidden graders for part `scaling` (20 points)."""
+"""Hidden graders for part `scaling`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hidden graders for part `tiles` (15 points).
+"""Hidden graders for part `tiles`.
 
 States, merges and tiled attention are compared with the reference on inputs drawn per student.
 A known mistake is named by what it would have returned: the reference's own pieces with one of

@@ -1,4 +1,4 @@
-"""Hidden graders for part `timing` (15 points).
+"""Hidden graders for part `timing`.
 
 The harness is checked against synthetic workloads of known cost that the grader
 itself serves: each call of the function a student times comes back here, sleeps
