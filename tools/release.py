@@ -3,7 +3,8 @@
     python -m tools.release [--root DIR] [--skip-solutions]
 
 * each part's points, set once by its grader's checks (``autograder/graders/test_<part>.py``), are
-  written first into the source notebooks' grade cells and table of sections;
+  written first into the source notebooks' grade cells and table of sections, and the hints of the
+  catalogue (``autograder/hints.py``) into ``docs/mistakes.md`` and the students' ``selfcheck.py``;
 * ``release/attention/``: the student version, written by nbgrader itself
   (``nbgrader generate_assignment attention --force``, configured by
   ``nbgrader_config.py``) from ``assignments/attention/``: solutions replaced
@@ -380,6 +381,11 @@ def main(argv: list[str] | None = None) -> int:
 
     for name in write_grader_points(source):
         say(f"release: each part's points, from its grader's checks, written into {shown(source / name)}")
+    if root == ROOT:  # the project's own checkout: its docs and the students' selfcheck.py copy the hints
+        from .hints import write_hint_copies
+
+        for path in write_hint_copies(root):
+            say(f"release: the hints of autograder/hints.py written into {shown(path)}")
     say(f"release: nbgrader generate_assignment {ASSIGNMENT} --force (course root {root})")
     try:
         release = generate_release(root)

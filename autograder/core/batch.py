@@ -79,7 +79,8 @@ def fingerprint(submission: Submission, parts: tuple[str, ...], secret: str) -> 
 
 
 def grader_version() -> str:
-    """A digest of the graders, the reference and the release graded against: a change to any regrades all."""
+    """A digest of the graders, their hints, the reference and the release graded against: a change to any
+    regrades all."""
     return _grader_version(releases.current().digest)
 
 
@@ -90,6 +91,7 @@ def _grader_version(release_digest: str) -> str:
         for path in sorted(folder.glob("*")):
             if path.is_file() and path.suffix in (".py", ".ipynb"):
                 digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    digest.update(b"hints\0" + (assignment.PACKAGE_DIR / "hints.py").read_bytes())  # what a failed check says
     digest.update(b"release\0" + release_digest.encode())
     return digest.hexdigest()
 
