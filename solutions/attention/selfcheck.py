@@ -179,10 +179,9 @@ class _Fail(Exception):
         parts = [what]
         if expected is not None or got is not None:
             parts.append(f"expected {_fmt(expected)}, got {_fmt(got)}")
-        text = "; ".join(parts)
-        if hint:
-            text += f". Likely mistake: {hint}"
-        super().__init__(text)
+        self.checked = "; ".join(parts)
+        self.hint = hint
+        super().__init__(self.checked + (f". Likely mistake: {hint}" if hint else ""))
 
 
 def _fmt(value: Any, limit: int = 8) -> str:
@@ -267,8 +266,10 @@ def _where(tb: Any) -> str:
     return found
 
 
-def _run(name: str, body: Callable[[], str]) -> None:
-    """Run one check body and print exactly one line about it."""
+def _run(name: str, body: Callable[[], str], checked: Any = None) -> None:
+    """Run one check body and print exactly one line about it. When it fails and ``checked`` (the function
+    or class checked) calls another of your functions whose own self-check fails, that one is named as the
+    likely cause: a correct function fails too when a function it calls is wrong."""
     try:
         message = body()
     except NotImplementedError:
@@ -280,16 +281,84 @@ def _run(name: str, body: Callable[[], str]) -> None:
         _record(name, "not done")
         return
     except _Fail as failure:
-        print(f"✘ {name}: {failure}")
+        cause = _cause(name, checked)
+        print(f"✘ {name}: {failure.checked + cause if cause else failure}")
         _record(name, "not right")
         return
     except Exception as error:  # report, never raise
         where = _where(sys.exc_info()[2])
-        print(f"✘ {name} raised {type(error).__name__}: {error}{where}")
+        print(f"✘ {name} raised {type(error).__name__}: {error}{where}{_cause(name, checked)}")
         _record(name, "not right")
         return
     print(f"✔ {name}: {message}")
     _record(name, None)
+
+
+#: The checks being run quietly to find a failure's likely cause (never searched again from inside).
+_tracing: set[str] = set()
+
+
+def _cause(name: str, checked: Any) -> str:
+    """". Likely cause: ..." when a function that ``checked`` calls, directly or through others, fails its
+    own self-check (the deepest such one: the others may fail only because they call it); "" otherwise."""
+    if checked is None or _tracing:
+        return ""
+    _tracing.add(name)
+    try:
+        culprit, path = _failing_callee(checked, [])
+    finally:
+        _tracing.discard(name)
+    if culprit is None:
+        return ""
+    through = f" (through {', '.join(path)})" if path else ""
+    part, own = _section_of(culprit), _section_of(name)
+    graded = (f"the graded tests of {name} use a correct {culprit} (another section's), so {name} itself may "
+              "be right" if part != own else f"then run this check again")
+    return (f". Likely cause: {culprit}, which {name} calls{through}, fails its own self-check: fix {culprit} "
+            f"first; {graded}")
+
+
+def _failing_callee(checked: Any, path: list[str]) -> tuple[str | None, list[str]]:
+    """The deepest of your checked functions that ``checked`` calls and whose self-check fails, and the
+    functions between them; (None, []) when none fails."""
+    namespace = _namespace(checked)
+    for callee in _calls(checked):
+        if callee in path or namespace.get(callee) is checked:
+            continue
+        check, names = _CHECKS[callee]
+        if _quiet_outcome(check, [namespace.get(n) for n in names]) != "not right":
+            continue
+        deeper, between = _failing_callee(namespace[callee], [*path, callee])
+        return (deeper, between) if deeper is not None else (callee, path)
+    return None, []
+
+
+def _namespace(checked: Any) -> dict[str, Any]:
+    """The globals your function (or your class's methods) see: the notebook's."""
+    functions = [checked] if callable(checked) and hasattr(checked, "__code__") else \
+        [f for f in vars(checked).values() if hasattr(f, "__code__")] if isinstance(checked, type) else []
+    return functions[0].__globals__ if functions else {}
+
+
+def _calls(checked: Any) -> list[str]:
+    """The names of your other checked functions that ``checked`` uses (its code, nested code and a class's
+    methods), in the order it names them; only those defined where it is (your notebook), not imported."""
+    if isinstance(checked, type):
+        codes = [f.__code__ for f in vars(checked).values() if hasattr(f, "__code__")]
+    else:
+        codes = [checked.__code__] if hasattr(checked, "__code__") else []
+    found: list[str] = []
+    while codes:
+        code = codes.pop(0)
+        found += [n for n in code.co_names if n not in found]
+        codes += [c for c in code.co_consts if hasattr(c, "co_names")]
+    namespace = _namespace(checked)
+    home = getattr(checked, "__module__", None)
+    return [n for n in found if n in _CHECKS and getattr(namespace.get(n), "__module__", None) == home]
+
+
+def _section_of(name: str) -> str:
+    return next(section for section, (_, checks) in SECTIONS.items() if any(n[0] == name for _, n in checks))
 
 
 def _record(name: str, shortfall: str | None) -> None:
@@ -462,7 +531,7 @@ def check_causal_average(causal_average: Callable[[int], torch.Tensor]) -> None:
             raise _Fail("causal_average(1)", torch.ones(1, 1), one)
         return "T=5 rows are [1], [1/2]*2, [1/3]*3, [1/4]*4, [1/5]*5, zeros above the diagonal"
 
-    _run("causal_average", body)
+    _run("causal_average", body, causal_average)
 
 
 def check_causal_mask(causal_mask: Callable[..., torch.Tensor]) -> None:
@@ -508,7 +577,7 @@ def check_causal_mask(causal_mask: Callable[..., torch.Tensor]) -> None:
                         "create the mask on `device` (pass device= to the factory function)")
         return "square, T_q < T_k and T_q > T_k grids are top-left lower triangles; device= is honoured"
 
-    _run("causal_mask", body)
+    _run("causal_mask", body, causal_mask)
 
 
 def check_padding_mask(padding_mask: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
@@ -532,7 +601,7 @@ def check_padding_mask(padding_mask: Callable[[torch.Tensor, int], torch.Tensor]
             raise _Fail("padding_mask([3, 1, 4], 4)", expected, got, hint)
         return "lengths [3, 1, 4], T=4 give [[1,1,1,0], [1,0,0,0], [1,1,1,1]]; lengths untouched"
 
-    _run("padding_mask", body)
+    _run("padding_mask", body, padding_mask)
 
 
 def check_apply_mask(apply_mask: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
@@ -571,7 +640,7 @@ def check_apply_mask(apply_mask: Callable[[torch.Tensor, torch.Tensor], torch.Te
                         "let the mask broadcast against the scores (masked_fill does)")
         return "blocked entries get weight 0 after softmax, allowed scores unchanged, broadcasting works, input untouched"
 
-    _run("apply_mask", body)
+    _run("apply_mask", body, apply_mask)
 
 
 def check_combine_masks(combine_masks: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
@@ -599,7 +668,7 @@ def check_combine_masks(combine_masks: Callable[[torch.Tensor, torch.Tensor], to
                         if got.shape == expected.shape else got, hint)
         return "lengths [2, 1] with a 3x3 causal mask give the expected (2, 1, 3, 3) grids; padding hides keys"
 
-    _run("combine_masks", body)
+    _run("combine_masks", body, combine_masks)
 
 
 # ---------------------------------------------------------------------------
@@ -670,7 +739,7 @@ def check_attention_scores(attention_scores: Callable[[torch.Tensor, torch.Tenso
         _shape(big, (2, 3, 5, 7), "attention_scores(q (2, 3, 5, 8), k (2, 3, 7, 8))", transpose_hint)
         return '"the cat sat down" scores match the table of section 2.1; batched 3-D and 4-D inputs with T ≠ d work'
 
-    _run("attention_scores", body)
+    _run("attention_scores", body, attention_scores)
 
 
 def check_attention_weights(attention_weights: Callable[..., torch.Tensor]) -> None:
@@ -712,7 +781,7 @@ def check_attention_weights(attention_weights: Callable[..., torch.Tensor]) -> N
         return ('"the cat sat down" weights (plain and causal) match the tables of section 2.2; '
                 'rows sum to 1, blocked entries are exactly 0')
 
-    _run("attention_weights", body)
+    _run("attention_weights", body, attention_weights)
 
 
 def check_scaled_dot_product_attention(scaled_dot_product_attention: Callable[..., Any]) -> None:
@@ -758,7 +827,7 @@ def check_scaled_dot_product_attention(scaled_dot_product_attention: Callable[..
                         out[1, 0, 0], "the mask must broadcast against (B, H, T_q, T_k)")
         return "matches F.scaled_dot_product_attention with no mask, a causal mask and a padding mask (T_q ≠ T_k ≠ d)"
 
-    _run("scaled_dot_product_attention", body)
+    _run("scaled_dot_product_attention", body, scaled_dot_product_attention)
 
 
 def check_dot_product_spread(dot_product_spread: Callable[..., float]) -> None:
@@ -790,7 +859,7 @@ def check_dot_product_spread(dot_product_spread: Callable[..., float]) -> None:
             raise _Fail("n=500 dot products at d=16, scaled", "about 1", few, "use n, not a fixed count")
         return f"d=64: raw {raw:.2f} (≈ √64 = 8), scaled {scaled:.2f} (≈ 1); d=4: raw {small:.2f} (≈ 2); generator honoured"
 
-    _run("dot_product_spread", body)
+    _run("dot_product_spread", body, dot_product_spread)
 
 
 def check_softmax_entropy(softmax_entropy: Callable[[torch.Tensor], torch.Tensor]) -> None:
@@ -818,7 +887,7 @@ def check_softmax_entropy(softmax_entropy: Callable[[torch.Tensor], torch.Tensor
         _shape(batch, (2, 3), "softmax_entropy of weights (2, 3, 5)")
         return "uniform over 8 keys gives ln 8 = 2.079, one-hot gives 0 (not NaN), half-half gives ln 2"
 
-    _run("softmax_entropy", body)
+    _run("softmax_entropy", body, softmax_entropy)
 
 
 # ---------------------------------------------------------------------------
@@ -854,7 +923,7 @@ def check_split_heads(split_heads: Callable[[torch.Tensor, int], torch.Tensor]) 
                             "check d_model % n_heads and raise ValueError naming both")
         return "(1, 10, 64) with 4 heads gives (1, 4, 10, 16); head h holds features h*dh..(h+1)*dh-1; 5 heads of 64 raise ValueError"
 
-    _run("split_heads", body)
+    _run("split_heads", body, split_heads)
 
 
 def check_merge_heads(merge_heads: Callable[[torch.Tensor], torch.Tensor],
@@ -902,7 +971,7 @@ def check_merge_heads(merge_heads: Callable[[torch.Tensor], torch.Tensor],
             extra = "; split → merge is lossless"
         return "(2, 4, 3, 3) merges to (2, 3, 12) with head h in features h*dh..(h+1)*dh-1" + extra
 
-    _run("merge_heads", body)
+    _run("merge_heads", body, merge_heads)
 
 
 def check_causal_self_attention(CausalSelfAttention: type) -> None:
@@ -988,7 +1057,7 @@ def check_causal_self_attention(CausalSelfAttention: type) -> None:
         return ("16,640 parameters; (2, 12, 64) in and out, weights (2, 4, 12, 12); causal; "
                 "matches nn.MultiheadAttention with the same weights")
 
-    _run(name, body)
+    _run(name, body, CausalSelfAttention)
 
 
 check_CausalSelfAttention = check_causal_self_attention
@@ -1041,7 +1110,7 @@ def check_sinusoidal_encoding(sinusoidal_encoding: Callable[..., torch.Tensor]) 
                             "an odd d_model cannot be split into sin/cos pairs: raise ValueError")
         return "PE[0] = [0, 1, 0, 1, …]; hand-computed entries match at positions 1, 10, 50, 63 and 2047; odd d_model raises ValueError"
 
-    _run("sinusoidal_encoding", body)
+    _run("sinusoidal_encoding", body, sinusoidal_encoding)
 
 
 def check_position_similarity(position_similarity: Callable[[torch.Tensor], torch.Tensor],
@@ -1074,7 +1143,7 @@ def check_position_similarity(position_similarity: Callable[[torch.Tensor], torc
                         figures, row, "check sinusoidal_encoding first")
         return "cosine similarity of every pair; position 10 vs 10, 11, 15, 30, 60 = " + _fmt(row)
 
-    _run("position_similarity", body)
+    _run("position_similarity", body, position_similarity)
 
 
 def check_add_positions(add_positions: Callable[[torch.Tensor], torch.Tensor]) -> None:
@@ -1100,7 +1169,7 @@ def check_add_positions(add_positions: Callable[[torch.Tensor], torch.Tensor]) -
             raise _Fail("add_positions(x) - x equals the encoding", got[0, 1], (out - x)[0, 1])
         return "adds the (T, D) encoding to every sequence; keeps x's dtype; x untouched"
 
-    _run("add_positions", body)
+    _run("add_positions", body, add_positions)
 
 
 def check_is_permutation_equivariant(is_permutation_equivariant: Callable[..., bool]) -> None:
@@ -1127,7 +1196,7 @@ def check_is_permutation_equivariant(is_permutation_equivariant: Callable[..., b
         _unchanged(before, x, "x")
         return "True for elementwise maps and unmasked attention; False for a running sum, causal attention and added positions"
 
-    _run("is_permutation_equivariant", body)
+    _run("is_permutation_equivariant", body, is_permutation_equivariant)
 
 
 # ---------------------------------------------------------------------------
@@ -1158,7 +1227,7 @@ def check_score_grid_bytes(score_grid_bytes: Callable[..., int]) -> None:
             raise _Fail("score_grid_bytes(10, dtype=float64)", 800, got, "item size of float64 is 8 bytes")
         return "16 KiB at T=64, 4 MiB at 1,024, 256 MiB at 8,192, 64 GiB at 131,072; heads, batch and dtype count"
 
-    _run("score_grid_bytes", body)
+    _run("score_grid_bytes", body, score_grid_bytes)
 
 
 class _Workload:
@@ -1217,7 +1286,7 @@ def check_time_call(time_call: Callable[..., float]) -> None:
         return (f"{got * 1000:.1f} ms for 4 ms calls: a slow warm-up call is excluded, the median ignores a 100 ms outlier"
                 + ("" if torch.cuda.is_available() else "; (synchronising is only testable on a GPU)"))
 
-    _run("time_call", body)
+    _run("time_call", body, time_call)
 
 
 def check_time_attention(time_attention: Callable[..., list]) -> None:
@@ -1264,7 +1333,7 @@ def check_time_attention(time_attention: Callable[..., list]) -> None:
                         "return the times in the order of Ts")
         return "fresh (1, T, d_head) inputs per T, timed with time_call; times follow the order of Ts"
 
-    _run("time_attention", body)
+    _run("time_attention", body, time_attention)
 
 
 def check_fit_power_law(fit_power_law: Callable[[Any, Any], float]) -> None:
@@ -1289,7 +1358,7 @@ def check_fit_power_law(fit_power_law: Callable[[Any, Any], float]) -> None:
                         "fit a least-squares line through all points, not just the first and last")
         return "slopes 2 and 1.5 for exact power laws, 1.959 for a noisy T² (least squares on log-log)"
 
-    _run("fit_power_law", body)
+    _run("fit_power_law", body, fit_power_law)
 
 
 # ---------------------------------------------------------------------------
@@ -1379,7 +1448,7 @@ def check_block_state(block_state: Callable[..., Any]) -> None:
         return ('"sat" against "the" and "cat": m = 2.828, l = 1.059, o = [0.056, 0.944]; batched and masked '
                 "states match; a row with no key gives m = -inf, l = 0, o = 0")
 
-    _run("block_state", body)
+    _run("block_state", body, block_state)
 
 
 def check_merge_states(merge_states: Callable[..., Any]) -> None:
@@ -1421,7 +1490,7 @@ def check_merge_states(merge_states: Callable[..., Any]) -> None:
         return ("the worked example gives m = 3, l = 1.503, o = 21.55; two blocks merge into all their keys "
                 "in either order; an empty state changes nothing")
 
-    _run("merge_states", body)
+    _run("merge_states", body, merge_states)
 
 
 def _worst_row(got: torch.Tensor, want: torch.Tensor) -> tuple[int, ...]:
@@ -1479,7 +1548,7 @@ def check_tiled_attention(tiled_attention: Callable[..., torch.Tensor]) -> None:
                 "and causal for T_q < T_k and T_q > T_k; block_size=0 raises ValueError; "
                 + _memory_verdict(tiled_attention))
 
-    _run("tiled_attention", body)
+    _run("tiled_attention", body, tiled_attention)
 
 
 # The graded memory check of tiled_attention (autograder/graders/test_tiles.py), measured as the grader
@@ -1616,7 +1685,7 @@ def check_tiled_score_bytes(tiled_score_bytes: Callable[..., int]) -> None:
                         "multiply by heads and batch, and use the dtype's item size (float16: 2 bytes)")
         return "64 MiB for blocks of 128 keys at T = 131,072 (the grid: 64 GiB); heads, batch and dtype count"
 
-    _run("tiled_score_bytes", body)
+    _run("tiled_score_bytes", body, tiled_score_bytes)
 
 
 # ---------------------------------------------------------------------------
@@ -1667,6 +1736,10 @@ SECTIONS: dict[str, tuple[str, tuple[_Check, ...]]] = {
         (check_tiled_score_bytes, ("tiled_score_bytes",)),
     )),
 }
+
+
+#: Each self-check by the name of the function it checks: (check, the names it takes).
+_CHECKS: dict[str, _Check] = {names[0]: (check, names) for _, checks in SECTIONS.values() for check, names in checks}
 
 
 def _autograding() -> bool:
