@@ -176,8 +176,8 @@ def _course(options: RunOptions, course_root: Path, given: list[tuple[Path, str]
     except CourseError as exc:
         raise RunError(str(exc)) from None
     releases.use(release)
-    if options.progress:
-        print("\n".join(f"note: {note}" for note in build_notes), file=sys.stderr, end="\n" if build_notes else "")
+    for note in build_notes if options.progress else ():
+        print(f"note: {note}", file=sys.stderr)
     submitted = course.submissions()
     named = _with_ids(given + [(path, student) for student, path in submitted.items()])
     folders = {student: sid for (_, sid), student in zip(named[len(given):], submitted)}
