@@ -313,30 +313,50 @@ def counting_of(quiz: QuizCounting):
 MAX_SHOWN_QUESTIONS = 64  # question cells kept from a notebook (the quiz has 22)
 MAX_QUESTION_CHARS = 8_000  # a question cell's source (the longest released one has under 1,000)
 MAX_RECORD_CHARS = 32  # a build record's value ("self-check", "as written", ...)
+MAX_UNNAMED_CELLS = 4 * MAX_SHOWN_QUESTIONS  # markdown cells without a question's id read (the quiz has 26 in all)
 DUPLICATED = "appears more than once"
 
 
 def shown_quiz(notebook: object) -> dict[str, Any]:
     """What a student's quiz notebook (parsed JSON) shows, as plain data that crosses processes: {"record":
     {"mode", "options"}, "questions": {id: {"number", "text", "options": [a, b, c, d]} or a reason it cannot
-    be read}}. Bounded: at most MAX_SHOWN_QUESTIONS question cells of at most MAX_QUESTION_CHARS each."""
+    be read}, "numbered": {"N": the same}}. "questions" holds the cells its question cell ids name; "numbered",
+    the readable question cells whose ids name none, by their heading's number (a notebook whose cell ids were
+    made anew: a round trip through Jupytext). Bounded: at most MAX_SHOWN_QUESTIONS cells in each, of at most
+    MAX_QUESTION_CHARS each."""
     if not isinstance(notebook, dict):
-        return {"record": {}, "questions": {}}
+        return {"record": {}, "questions": {}, "numbered": {}}
     metadata = notebook.get("metadata")
     record = metadata.get(BUILD_METADATA) if isinstance(metadata, dict) else None
     kept = {k: v for k, v in record.items() if k in ("mode", "options") and type(v) is str
             and len(v) <= MAX_RECORD_CHARS} if isinstance(record, dict) else {}
     cells = notebook.get("cells")
     questions: dict[str, Any] = {}
+    numbered: dict[str, Any] = {}
+    unnamed = 0  # markdown cells whose ids name no question, looked at
     for cell in cells if isinstance(cells, list) else []:
-        ident = cell.get("id") if isinstance(cell, dict) else None
+        if not isinstance(cell, dict) or cell.get("cell_type") != "markdown":
+            continue
+        ident = cell.get("id")
         match = QUESTION_CELL.match(ident[:16]) if type(ident) is str else None  # nbformat's ids are text
-        if match is None or cell.get("cell_type") != "markdown":
+        if match is None:
+            unnamed += 1
+            if unnamed <= MAX_UNNAMED_CELLS:
+                _keep_numbered(numbered, _shown_question(cell))
             continue
         if len(questions) >= MAX_SHOWN_QUESTIONS and match.group(1) not in questions:
             break
         questions[match.group(1)] = DUPLICATED if match.group(1) in questions else _shown_question(cell)
-    return {"record": kept, "questions": questions}
+    return {"record": kept, "questions": questions, "numbered": numbered}
+
+
+def _keep_numbered(numbered: dict[str, Any], shown: dict[str, Any] | str) -> None:
+    """A cell that reads as question N ("### Question N", then the options a to d), kept under "N"."""
+    if not isinstance(shown, dict) or not shown["number"]:
+        return
+    number = str(shown["number"])
+    if number in numbered or len(numbered) < MAX_SHOWN_QUESTIONS:
+        numbered[number] = DUPLICATED if number in numbered else shown
 
 
 def _shown_question(cell: dict) -> dict[str, Any] | str:
@@ -368,14 +388,19 @@ class ShownQuestion:
 
 
 def shown_build(shown: object, release: Mapping[str, Question], release_order: Mapping[str, tuple[str, ...]],
-                secret: str, question_id: str) -> ShownQuestion:
+                secret: str, question_id: str, *, course_shuffles: bool) -> ShownQuestion:
     """`question_id` as the student's notebook (`shown`, from `shown_quiz`) shows it, checked against the
     course: `release` holds the grader's release's questions, shown in `release_order` (question id ->
-    order). The notebook's options must be the release's, in the order of a build the course made: as
-    written, or the secret's order (`secret` must then be given: ValueError otherwise)."""
+    order); `course_shuffles` says whether the course's build (the grader's copy of the release) shuffles
+    the options. The notebook's options must be the release's, in the order of a build the course made: as
+    written, or the secret's order (`secret` must then be given: ValueError otherwise). Its question cell is
+    the one its id names, else the one numbered as the question (a notebook whose cell ids were made anew),
+    except in a notebook of a shuffled course that records no build: without its ids and its record, which
+    build it is would be a guess."""
     data = shown if isinstance(shown, dict) else {}
     record = data.get("record") if isinstance(data.get("record"), dict) else {}
     questions = data.get("questions") if isinstance(data.get("questions"), dict) else {}
+    numbered = data.get("numbered") if isinstance(data.get("numbered"), dict) else {}
     canonical = release.get(question_id)
     if canonical is None:
         raise ValueError(f"the grader's release has no question {question_id}")
@@ -385,8 +410,10 @@ def shown_build(shown: object, release: Mapping[str, Question], release_order: M
         return ShownQuestion(None, refused="its record of how the quiz was built (the notebook's metadata "
                                            f"'{BUILD_METADATA}') is not one this grader wrote")
     item = questions.get(question_id)
+    if item is None and not (claimed is None and course_shuffles):
+        item = numbered.get(str(canonical.number))
     if not isinstance(item, dict):
-        return _unshown(question_id, canonical, texts, claimed, questions, secret, item)
+        return _unshown(question_id, canonical, texts, claimed, secret, item, course_shuffles)
     options = item.get("options") if isinstance(item.get("options"), list) else []
     asked = Question(question_id, canonical.number, str(item.get("text", "")), dict(zip(OPTIONS, map(str, options))))
     if plain(asked.text) != plain(canonical.text):
@@ -418,15 +445,16 @@ def _expected_orders(claimed: str | None, order: tuple[str, ...], question_id: s
     return (option_order(secret, question_id),)
 
 
-def _unshown(question_id: str, canonical: Question, texts: Mapping[str, str], claimed: str | None,
-             questions: Mapping[str, Any], secret: str, why: object) -> ShownQuestion:
-    """A question whose cell the notebook lacks, or cannot be read: graded in the order its record states
-    (the text quoted is the release's), refused when the notebook does not say how it was built."""
-    if claimed is None:
-        what = f"it cannot be read ({why})" if isinstance(why, str) else "it is missing"
+def _unshown(question_id: str, canonical: Question, texts: Mapping[str, str], claimed: str | None, secret: str,
+             why: object, course_shuffles: bool) -> ShownQuestion:
+    """A question whose cell the notebook lacks, or cannot be read: graded in the order its record states, or
+    as written where that is the course's only order (the text quoted is the release's); refused when the
+    notebook does not say which of a shuffled course's builds it is."""
+    if claimed is None and course_shuffles:
+        what = f"cannot be read ({why})" if isinstance(why, str) else "is missing"
         return ShownQuestion(None, refused=f"its cell of question {canonical.number} {what}, and the notebook "
                                            "does not record how its options were built")
-    order = OPTIONS if claimed == AS_WRITTEN else option_order(secret, question_id)
+    order = option_order(secret, question_id) if claimed == SHUFFLED else OPTIONS
     shown = Question(question_id, canonical.number, canonical.text, {OPTIONS[i]: texts[c] for i, c in enumerate(order)})
     return ShownQuestion(shown, order)
 

@@ -813,9 +813,10 @@ def test_no_constant_passes_a_check_of_measured_or_sampled_values(runs):
 def test_notebook_problems_are_reported(runs):
     problems = {sid: runs["graded"]["main"][sid]["row"]["status"]
                 for sid in ("nb_corrupt_json", "nb_deleted_and_duplicated_cells")}
-    assert "unreadable notebook" in problems["nb_corrupt_json"]
-    assert "masks-causal_mask is missing" in problems["nb_deleted_and_duplicated_cells"]
-    assert "appears 2 times; the last is graded, as Restart & Run All leaves it" in problems["nb_deleted_and_duplicated_cells"]
+    assert "nb_corrupt_json.ipynb could not be read: not valid notebook JSON" in problems["nb_corrupt_json"]
+    assert "masks-causal_mask is missing: no cell defines `causal_mask`" in problems["nb_deleted_and_duplicated_cells"]
+    assert ("answer cell masks-causal_average appears in 2 cells" in problems["nb_deleted_and_duplicated_cells"]
+            and "the last definition is graded, as after Restart & Run All" in problems["nb_deleted_and_duplicated_cells"])
 
 
 # ---- the sandbox itself ------------------------------------------------------------

@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import quiz
+from autograder import assignment, quiz
 from autograder.graders.quiz_key import ANSWERS
 from test_quiz_modes import ASSIGNMENT, build, shown_key, wrong
 
@@ -111,6 +111,28 @@ def test_a_question_changed_by_hand_is_refused(courses, tmp_path):
     assert rows["edited"]["quiz"] == str(len(ANSWERS) - 1)
     q03 = next(t for t in results["edited"]["tests"] if t["name"].startswith("quiz/q03"))
     assert "the options of question 3 are not the course's" in q03["output"]
+
+
+def round_tripped(path: Path) -> None:
+    """The notebook as Jupytext writes it back from a script (`jupytext --to py:percent`, then `--to ipynb`): new
+    cell ids, no notebook metadata but the kernel's; cells, their nbgrader metadata and their text kept."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        cell.id = nbformat.v4.new_markdown_cell().id
+    nb.metadata = {"kernelspec": nb.metadata["kernelspec"]}
+    nbformat.write(nb, path)
+
+
+def test_a_quiz_round_tripped_through_jupytext_is_graded_where_its_options_have_one_order(tmp_path):
+    """Issue 53, item 9: a course that shows the options as written (the grader's own release, graded from a
+    folder with no course of its own) grades such a notebook from its grade ids and its question cells, found
+    by their numbers: every point, where it was refused ("its cell of question 1 it is missing")."""
+    student = answered(Path(assignment.release_folder()), dict(ANSWERS), tmp_path / "round_trip")
+    round_tripped(student / "quiz.ipynb")
+    (tmp_path / "elsewhere").mkdir()
+    run, rows, _ = grade(tmp_path / "elsewhere", [student], tmp_path / "out")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert rows["round_trip"]["quiz"] == str(len(ANSWERS)), rows
 
 
 def test_the_course_folder_is_made_as_the_readme_says(courses):

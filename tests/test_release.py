@@ -704,9 +704,9 @@ def test_self_check_accepts_every_module_layout_the_contract_allows(tmp_path, ca
 
 
 def test_self_check_measures_memory_as_the_grader_does(capsys):
-    """tiled_attention's self-check measures what the call holds at once with the graded check's sizes, bound
-    and warm-up, so a student sees that verdict before submitting: the corpus's correct version passes, the
-    one that builds the whole grid fails with the hint the grader gives."""
+    """tiled_attention's self-check measures the memory the call uses with the graded check's sizes, bound and
+    warm-up, so a student sees that verdict before submitting: the corpus's correct version passes, the one that
+    builds the whole grid fails with the hint the grader gives."""
     from autograder.graders import test_tiles
 
     selfcheck = selfcheck_module()
@@ -719,8 +719,8 @@ def test_self_check_measures_memory_as_the_grader_does(capsys):
         exec(compile(base + "\n\n" + patch, "variant", "exec"), namespace)
         selfcheck.check_tiled_attention(namespace["tiled_attention"])
     correct, grid = capsys.readouterr().out.splitlines()
-    assert correct.startswith("✔ tiled_attention: ") and "at once at T = 1,536 (at most 8 MiB)" in correct, correct
-    assert grid.startswith("✘ tiled_attention: the memory tiled_attention holds at once") and \
+    assert correct.startswith("✔ tiled_attention: ") and "at T = 3,072 (at most 20 MiB)" in correct, correct
+    assert grid.startswith("✘ tiled_attention: the memory tiled_attention uses at T = 3,072") and \
         grid.endswith("Likely mistake: hold one block of scores at a time"), grid
 
 

@@ -13,6 +13,7 @@ submission's arguments were on.
 
 from __future__ import annotations
 
+import inspect
 import os
 import resource
 import secrets
@@ -273,14 +274,24 @@ class InProcessReference:
 Reference = ReferenceProcess | InProcessReference
 
 
-def served_names(part_name: str, reference: Reference, deadline: Callable[[], float]) -> list[tuple[str, str, ServedHandler]]:
-    """The handlers of every name served while `part_name` is graded (see proxy.Student.load)."""
+def served_names(part_name: str, reference: Reference,
+                 deadline: Callable[[], float]) -> list[tuple[str, str, ServedHandler, list[list]]]:
+    """The handlers of every name served while `part_name` is graded, with the signature each serves (see
+    proxy.Student.load)."""
     scope = secrets.token_hex(8)
 
     def handler(name: str) -> ServedHandler:
         return lambda method, args, kwargs: reference.call(scope, name, method, args, kwargs, deadline())
 
-    return [(name, kind, handler(name)) for name, kind in other_parts_names(part_name)]
+    return [(name, kind, handler(name), spec_parameters(name)) for name, kind in other_parts_names(part_name)]
+
+
+def spec_parameters(name: str) -> list[list]:
+    """The parameters of SPEC's signature of a served name, as plain data: [name, kind (inspect's), has a
+    default]. The reference's signature is SPEC's. A call the submission makes that this signature refuses is
+    served by the submission's own function of that name, where it has one (catalogue.Served): SPEC lets a
+    graded function take more optional arguments, and the student's own functions pass them to each other."""
+    return [[p.name, p.kind.name, p.default is not p.empty] for p in inspect.signature(_servable(name)).parameters.values()]
 
 
 def workload(name: str, reference: Reference, deadline: Callable[[], float]) -> ServedHandler:

@@ -228,6 +228,8 @@ class Grader:
                 channel = LiteralChannel(values, lambda: self.backend.open_channel(shared))
                 close = channel.close
             student = Student(channel, clock, close)
+            if not cells:  # its notebook was not found, or not read: the submission's notes say why, once
+                student.unread = f"your {notebook}.ipynb was not read (the note at the top says why)"
             students.append(student)
             student.load(cells, served_names(part_name, self.backend.reference, lambda: student.deadline))
             return student

@@ -10,13 +10,17 @@ size, what parsing notebook JSON would cost (`JsonCost`, counted while it is
 read), names no longer than a file's (MAX_NAME_CHARS).
 
 The read-only setup cells of the *release* notebook run first, then the
-student's cells in the student's notebook order: every answer cell (matched
-by nbgrader grade_id; the last copy of a duplicated one is what counts, as
-Restart & Run All leaves it) and, of the cells the student added, the
-definitions, imports and the assignments that graded code reads, whatever
-they compute. A student cannot slip code into a setup cell, helpers and
-constants written in a cell of their own count as they do in the notebook,
-and exploratory or plotting statements never run while grading.
+student's cells in the student's notebook order, each turned into Python as
+IPython turns it (core.jupyter: magics and shell commands become calls that do
+nothing when graded): every answer cell (matched by nbgrader grade_id; every
+copy runs, so a name defined twice is the last definition, as Restart & Run
+All leaves it) and, of the cells the student added, the definitions, imports
+and the assignments that graded code reads, whatever they compute. An answer
+cell whose metadata is gone (a notebook of the student's own) is found by the
+names it defines, and graded as an added cell. A student cannot slip code into
+a setup cell, helpers and constants written in a cell of their own count as
+they do in the notebook, and exploratory or plotting statements never run
+while grading.
 """
 
 from __future__ import annotations
@@ -33,9 +37,10 @@ import zipfile
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePath
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO, Callable, Iterable
 
 from .. import assignment, quiz, releases
+from . import jupyter
 from ..text import code_lines, printable
 
 # The code a submission may hold in all (its modules, or its notebooks' answer cells and the definitions of the
@@ -66,6 +71,7 @@ class Submission:
     quiz_shown: dict[str, Any] | None = None  # what its quiz.ipynb shows (quiz.shown_quiz); None: no quiz notebook
     code_bytes: int = field(default=0, repr=False, compare=False)  # what its cells hold so far, while it is read (MAX_CODE_BYTES)
     zip_bytes: int = field(default=0, repr=False, compare=False)  # its zips held in memory while it is read (MAX_ZIP_BYTES)
+    turned_bytes: int = field(default=0, repr=False, compare=False)  # what IPython's transformer read of it so far (core.jupyter)
 
     def cells_for(self, part: str) -> list[Cell]:
         return self.cells.get(assignment.part(part).notebook, [])
@@ -364,7 +370,7 @@ def _read_file(submission: Submission, file: File, notebook: str) -> None:
         submission.problems.append(f"{printable(file.shown)} {data}")
         return
     if file.suffix == ".py":
-        code = data.decode("utf-8", errors="replace")
+        code = data.decode("utf-8-sig", errors="replace")  # a byte-order mark is read past, as Python does
         if not _charge(submission, code, file.shown):
             return
         for name in assignment.NOTEBOOKS:
@@ -513,45 +519,162 @@ def _zip_time(member: zipfile.ZipInfo) -> float:
         return 0.0
 
 
+@dataclass(frozen=True)
+class _Cell:
+    """A cell of the student's notebook that may run: its label in tracebacks, its code, its position in the
+    notebook, its answer cell's grade_id (None: a cell the student added) and its statements, parsed once
+    (None: it does not parse, or it was not parsed yet)."""
+
+    label: str
+    code: str
+    number: int
+    grade_id: str | None
+    body: list[ast.stmt] | None = None
+
+
 def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) -> None:
     notebook = parse_notebook(data)
     read = notebook if isinstance(notebook, str) else notebook_cells(notebook)
     if name == quiz.NOTEBOOK and not isinstance(notebook, str):
         submission.quiz_shown = quiz.shown_quiz(notebook)  # what it shows the student: bounded, plain data
     if isinstance(read, str):
-        submission.problems.append(f"{printable(shown)}: unreadable notebook, could not be read ({read})")
+        submission.problems.append(f"{printable(shown)} could not be read: {read}")
         submission.cells.setdefault(name, [])
         return
     release = release_cells(name)
     setup = [(f"{name}.ipynb, cell {grade_id}", code) for grade_id, code, is_answer in release
              if not is_answer and grade_id.startswith(assignment.SETUP_CELL_PREFIX)]
-    answer_ids = [grade_id for grade_id, _, is_answer in release if is_answer]
-    copies: dict[str, int] = {}
-    students: list[tuple[str, str, bool]] = []  # (label, code, is an answer cell) in the notebook's order
+    answers = dict(answer_names(name))
+    cells: list[_Cell] = []  # in the notebook's order
     for cell in read:
         if cell.code and cell.source is None:
             submission.problems.append(f"{printable(shown)}: cell {cell.number}'s source is not text, {REFUSED}")
-        elif cell.answer and cell.grade_id in answer_ids:
-            copies[cell.grade_id] = copies.get(cell.grade_id, 0) + 1
-            students.append((f"{name}.ipynb, cell {cell.grade_id}", _strip_magics(cell.source), True))
+        elif cell.answer and cell.grade_id in answers:
+            cells.append(_Cell(f"{name}.ipynb, cell {cell.grade_id}", cell.source, cell.number, cell.grade_id))
         elif cell.answer:
             submission.problems.append(f"{printable(shown)}: cell {cell.number} is marked as an answer cell "
                                        f"{printable(cell.grade_id)}, which the assignment does not have; it does not run")
         elif cell.code and cell.grade_id is None and cell.source:
-            students.append((f"{name}.ipynb, your cell {cell.number}", _strip_magics(cell.source), False))
-    submission.problems += [f"{printable(shown)}: answer cell {grade_id} is missing" for grade_id in answer_ids
-                            if grade_id not in copies]
-    submission.notes += [f"{printable(shown)}: answer cell {printable(grade_id)} appears {n} times; the last is "
-                         "graded, as Restart & Run All leaves it" for grade_id, n in copies.items() if n > 1]
-    if not _charge(submission, "".join(code for _, code, _ in students), shown):  # before anything parses it
+            cells.append(_Cell(f"{name}.ipynb, your cell {cell.number}", cell.source, cell.number, None))
+    if not _charge(submission, "".join(c.code for c in cells), shown):  # before anything parses it
         submission.cells[name] = []
         return
-    submission.cells[name] = setup + [(label, code) for label, code in _what_runs(students) if code.strip()]
+    turned = _as_python(submission, cells, shown)
+    if turned is None:
+        submission.cells[name] = []
+        return
+    defined = [_defines(c.body or []) for c in turned]
+    submission.problems += _missing(turned, defined, answers, printable(shown))
+    submission.notes += _found_by_names(turned, defined, answers, printable(shown))
+    submission.notes += _copies(turned, defined, printable(shown))
+    runs = _what_runs(turned, [n for names in answers.values() for n in names])
+    submission.cells[name] = setup + [(label, code) for label, code in runs if code.strip()]
+
+
+def _as_python(submission: Submission, cells: list[_Cell], shown: str) -> list[_Cell] | None:
+    """The cells parsed, each as IPython turns it into Python (core.jupyter) where it is not Python already
+    (IPython leaves what such a cell means as it is), charged again as they turn out (the call a magic becomes
+    is longer than the magic); None, with a note, when that is over the submission's limit. A cell that could
+    not be turned is noted."""
+    turner = jupyter.Turner(jupyter.MAX_TRANSFORM_BYTES - submission.turned_bytes)
+    turned = []  # (cell, its code, why it could not be turned or "", its statements if it is Python as written)
+    for cell in cells:
+        body = _parse(cell.code)
+        turned.append((cell, cell.code, "", body) if body is not None else (cell, *turner.python(cell.code), None))
+    submission.turned_bytes += turner.used
+    submission.code_bytes -= _size("".join(c.code for c in cells))
+    if not _charge(submission, "".join(code for _, code, _, _ in turned), shown):
+        return None
+    unturned: dict[str, list[str]] = {}  # why -> the cells kept as written
+    for cell, _, why, _ in turned:
+        if why:
+            unturned.setdefault(why, []).append(str(cell.number))
+    submission.problems += [f"{printable(shown)}: {'cells' if len(numbers) > 1 else 'cell'} {_listed(_first(numbers))} "
+                            f"read as plain Python, not turned as IPython turns {'them' if len(numbers) > 1 else 'it'}: "
+                            f"{why}" for why, numbers in unturned.items()]
+    return [_Cell(cell.label, code, cell.number, cell.grade_id, body if body is not None or why else _parse(code))
+            for cell, code, why, body in turned]  # a cell kept as written does not parse: it was parsed first
+
+
+def _parse(code: str) -> list[ast.stmt] | None:
+    try:
+        return ast.parse(code).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _missing(cells: list[_Cell], defined: list[set[str]], answers: dict[str, tuple[str, ...]], shown: str) -> list[str]:
+    """A problem for each answer cell the notebook lacks: neither a cell with its grade_id nor, for one whose
+    release cell defines names, cells that define them all (a notebook without nbgrader's metadata)."""
+    present = {c.grade_id for c in cells}
+    everything = set().union(*defined)
+    return [f"{shown}: answer cell {grade_id} is missing" + (f": no cell defines {_names(names)}" if names else "")
+            for grade_id, names in answers.items()
+            if grade_id not in present and not (names and set(names) <= everything)]
+
+
+def _found_by_names(cells: list[_Cell], defined: list[set[str]], answers: dict[str, tuple[str, ...]],
+                    shown: str) -> list[str]:
+    """A note, when answer cells were found by the names they define rather than by their grade_id: they are
+    graded, as cells the student added are (their definitions run, and the values those use)."""
+    present = {c.grade_id for c in cells}
+    everything = set().union(*defined)
+    found = [names for grade_id, names in answers.items()
+             if grade_id not in present and names and set(names) <= everything]
+    if not found:
+        return []
+    return [f"{shown}: {len(found)} answer cell{'s' if len(found) > 1 else ''} found by the names "
+            f"{'they define' if len(found) > 1 else 'it defines'} ({_names([n for names in found for n in names])}), "
+            "not by nbgrader's metadata; graded as cells you add are: their definitions run, and the values those use"]
+
+
+def _copies(cells: list[_Cell], defined: list[set[str]], shown: str) -> list[str]:
+    """A note for each answer cell the notebook holds more than once (copied, or split in two, which copies
+    its metadata): all of them run, in order; where a name is defined again, the last definition counts."""
+    by_id: dict[str, list[int]] = {}
+    for i, cell in enumerate(cells):
+        if cell.grade_id is not None:
+            by_id.setdefault(cell.grade_id, []).append(i)
+    notes = []
+    for grade_id, found in by_id.items():
+        if len(found) < 2:
+            continue
+        seen: set[str] = set()
+        again: dict[str, None] = {}
+        for i in found:
+            again.update(dict.fromkeys(sorted(defined[i] & seen)))
+            seen |= defined[i]
+        note = (f"{shown}: answer cell {printable(grade_id)} appears in {len(found)} cells "
+                f"(cells {_listed([str(cells[i].number) for i in found])}); all of them run, in the notebook's order")
+        if again:
+            note += (f", and {_names(list(again))} {'is' if len(again) == 1 else 'are'} defined in more than one: "
+                     "the last definition is graded, as after Restart & Run All")
+        notes.append(note)
+    return notes
+
+
+def _names(names: list[str] | tuple[str, ...]) -> str:
+    """`a`, `b` and `c`, the first few of them."""
+    return _listed(_first([f"`{printable(n, 60)}`" for n in names]))
+
+
+def _first(items: list[str], most: int = 6) -> list[str]:
+    """The first `most` items, then how many more there are."""
+    return items[:most] + ([f"{len(items) - most} more"] if len(items) > most else [])
+
+
+def _listed(items: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
+
+def _size(code: str) -> int:
+    return len(code.encode("utf-8", errors="replace"))
 
 
 def _charge(submission: Submission, code: str, shown: str) -> bool:
     """Whether `code` fits in what is left of the submission's MAX_CODE_BYTES; if not, a note says so."""
-    size = len(code.encode("utf-8", errors="replace"))
+    size = _size(code)
     if submission.code_bytes + size > MAX_CODE_BYTES:
         before = f" after {submission.code_bytes:,} bytes in its other files" if submission.code_bytes else ""
         submission.problems.append(f"{printable(shown)} holds {size:,} bytes of code{before}, over the limit of "
@@ -573,7 +696,20 @@ def _release_cells(release: releases.Release, notebook: str) -> tuple[tuple[str,
     cells = _notebook_cells(data) if data is not None else None
     if cells is None:
         raise SubmissionError(f"the released notebook {notebook}.ipynb of {release.where} is missing or unreadable")
-    return tuple(cells)
+    turner = jupyter.Turner()  # a course's setup cell may hold a magic (`%matplotlib inline`)
+    return tuple((grade_id, turner.python(code)[0], is_answer) for grade_id, code, is_answer in cells)
+
+
+def answer_names(notebook: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(grade_id, the names it defines) of each answer cell of the released notebook `notebook`: what finds
+    the cell in a notebook that lacks nbgrader's metadata, and what graded code reads of it."""
+    return _answer_names(releases.current(), notebook)
+
+
+@lru_cache(maxsize=8)
+def _answer_names(release: releases.Release, notebook: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple((grade_id, tuple(sorted(_defines(_parse(code) or [])))) for grade_id, code, is_answer
+                 in _release_cells(release, notebook) if is_answer)
 
 
 def setup_imports() -> list[str]:
@@ -638,7 +774,8 @@ def parse_notebook(data: bytes) -> dict | str:
         return why
     numbers = _Numbers(MAX_JSON_VALUES - cost.values)
     try:
-        notebook = json.loads(data.decode("utf-8"), parse_int=numbers.parse_int, parse_float=numbers.parse_float,
+        notebook = json.loads(data.decode("utf-8-sig"),  # a byte-order mark is read past, as editors do
+                              parse_int=numbers.parse_int, parse_float=numbers.parse_float,
                               parse_constant=numbers.parse_float)
     except _TooMany:
         return cost.too_many_values
@@ -749,23 +886,21 @@ DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, 
 ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 
 
-def _what_runs(cells: list[tuple[str, str, bool]]) -> list[tuple[str, str]]:
-    """The code that runs of each cell (label, code, is an answer cell): an answer cell whole; of a cell the
-    student added, its definitions and imports, and the assignments that code which runs reads (a constant,
-    a helper's default: `NEG_INF = float("-inf")`), however they compute; statements that only show or test
-    something (a print, a plot, an experiment whose result nothing graded reads) are blanked, lines kept."""
+def _what_runs(cells: list[_Cell], graded: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """The code that runs of each cell, as (label, code): an answer cell whole; of a cell the student added,
+    its definitions and imports, and the assignments that code which runs reads (a constant, a helper's
+    default: `NEG_INF = float("-inf")`), or that give a name the graders read (`graded`: the answer cells'
+    names, `answer_q01 = "b"`), however they compute; statements that only show or test something (a print, a
+    plot, an experiment whose result nothing graded reads) are blanked, lines kept."""
     trees: dict[int, list[ast.stmt]] = {}
-    needed: list[str] = []  # names that code which runs reads, to be looked up
+    needed: list[str] = list(graded)  # names that code which runs reads, to be looked up
     assigning: dict[str, list[tuple[int, int]]] = {}  # name -> (cell, statement) of the added cells that assign it
     kept: set[tuple[int, int]] = set()
-    for i, (_, code, is_answer) in enumerate(cells):
-        if is_answer:
-            needed += _reads([code])
+    for i, cell in enumerate(cells):
+        if cell.grade_id is not None:
+            needed += _reads(cell.body or [])
             continue
-        try:
-            trees[i] = ast.parse(code).body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            trees[i] = []
+        trees[i] = cell.body or []
         for j, statement in enumerate(trees[i]):
             if isinstance(statement, DEFINITIONS):
                 kept.add((i, j))
@@ -784,29 +919,23 @@ def _what_runs(cells: list[tuple[str, str, bool]]) -> list[tuple[str, str]]:
                 kept.add((i, j))
                 needed += _reads([trees[i][j]])
     found = []
-    for i, (label, code, is_answer) in enumerate(cells):
-        if is_answer:
-            found.append((label, code))
+    for i, cell in enumerate(cells):
+        if cell.grade_id is not None:
+            found.append((cell.label, cell.code))
             continue
-        lines = code_lines(code)
+        lines = code_lines(cell.code)
         for j, statement in enumerate(trees[i]):
             if (i, j) not in kept:
                 for k in range(statement.lineno - 1, statement.end_lineno or statement.lineno):
                     lines[k] = ""
-        found.append((label, "\n".join(lines) if trees[i] else ""))
+        found.append((cell.label, "\n".join(lines) if trees[i] else ""))
     return found
 
 
-def _reads(code: list[str] | list[ast.stmt]) -> list[str]:
-    """The names `code` reads (a global or a local: looking up more than needed keeps more, never less)."""
-    names = []
-    for item in code:
-        try:
-            tree = ast.parse(item) if isinstance(item, str) else item
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        names += [node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)]
-    return names
+def _reads(statements: list[ast.stmt]) -> list[str]:
+    """The names `statements` read (a global or a local: looking up more than needed keeps more, never less)."""
+    return [node.id for statement in statements for node in ast.walk(statement)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)]
 
 
 def _assigned(statement: ast.stmt) -> list[str]:
@@ -814,7 +943,15 @@ def _assigned(statement: ast.stmt) -> list[str]:
     return [node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)]
 
 
-def _strip_magics(code: str) -> str:
-    """IPython magics and shell escapes mean nothing outside a kernel: comment them out."""
-    return "\n".join("# " + line if line.lstrip().startswith(("%", "!")) else line for line in code_lines(code))
+def _defines(body: list[ast.stmt]) -> set[str]:
+    """The names a cell's statements define at its top level: its functions, classes, imports and assigned names."""
+    names: set[str] = set()
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+        elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in statement.names)
+        elif isinstance(statement, ASSIGNMENTS):
+            names.update(_assigned(statement))
+    return names
 

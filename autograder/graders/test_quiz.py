@@ -85,8 +85,7 @@ def test_answer(request, student, note, question, title):
     if given in quiz.OPTIONS:
         got, hint = option(given), why(given)
     elif answer is None:
-        got, hint = "no answer (None)", (f"set answer_{question} to one of \"a\", \"b\", \"c\" or \"d\" in its answer "
-                                         "cell: only the answer cells are graded")
+        got, hint = "no answer (None)", f"set answer_{question} to one of \"a\", \"b\", \"c\" or \"d\" in its answer cell"
     else:
         got = f"{str(answer)[:20]!r}, which is not one of the options a to d"
         hint = f'set answer_{question} to one of the strings "a", "b", "c" or "d", with the quotes'
@@ -105,7 +104,8 @@ def as_shown(request: pytest.FixtureRequest, question: str) -> quiz.ShownQuestio
         order = release_order(record, question, current.secret)
         if current.quiz_shown is None:
             return quiz.ShownQuestion(questions.get(question), order)
-        return quiz.shown_build(current.quiz_shown, questions, {question: order}, current.secret, question)
+        return quiz.shown_build(current.quiz_shown, questions, {question: order}, current.secret, question,
+                                course_shuffles=record.get("options") == quiz.SHUFFLED)
     except ValueError as exc:
         raise RuntimeError(f"the quiz cannot be checked: {exc}; grade with the secret the release was built with "
                            "(--secret or $AUTOGRADER_SECRET)") from None

@@ -41,17 +41,18 @@ class _Seen:
     """One process of the sandbox as the kernel counts it at one moment."""
 
     cpu: float  # seconds all its threads ran
-    reaped: float  # seconds the children it reaped ran: moves when one ends
+    reaped: tuple[float, int]  # seconds and page faults of the children it reaped: they move when one ends
     faults: int  # page faults of all its threads and of the children it reaped, minor and major
     written: int  # bytes passed to write system calls (wchar)
     shared: int  # bytes of its shared mappings, mapped or not
 
 
-def _faults(pid: int) -> int | None:
+def _faults(pid: int) -> tuple[int, int] | None:
+    """(page faults of process `pid`'s threads, those of the children it reaped), minor and major."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             fields = stat.read().rpartition(b")")[2].split()
-        return sum(int(fields[i]) for i in (7, 8, 9, 10))  # minflt, cminflt, majflt, cmajflt: fields 10 to 13
+        return int(fields[7]) + int(fields[9]), int(fields[8]) + int(fields[10])  # minflt, cminflt, majflt, cmajflt
     except (OSError, ValueError, IndexError):
         return None
 
@@ -108,10 +109,10 @@ def _see(pid: int) -> tuple[Key, _Seen | None] | None:
         return None
     if not _runs(pid):
         return stat[0], None
-    counts = (cpu_time(pid), stat[2], _faults(pid), _written(pid), _shared(pid))
-    if any(count is None for count in counts):
+    cpu, faults, written, shared = cpu_time(pid), _faults(pid), _written(pid), _shared(pid)
+    if cpu is None or faults is None or written is None or shared is None:
         return None
-    return stat[0], _Seen(*counts)  # type: ignore[arg-type]
+    return stat[0], _Seen(cpu, (stat[2], faults[1]), sum(faults), written, shared)
 
 
 class MemoryUse:

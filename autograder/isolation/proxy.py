@@ -120,13 +120,15 @@ class Student:
         self._served: dict[int, ServedHandler] = {}  # random handle -> what serves its calls
         self._names: dict[int, str] = {}  # handle -> the name of the class it was built from
         self.forged: list[str] = []  # what its process sent that no honest one sends, in the grader's words
+        self.unread = ""  # why none of the submission's code is here (its notebook not found or not read), or ""
 
-    def load(self, cells: list[tuple[str, str]], served: list[tuple[str, str, ServedHandler]] = ()) -> None:
+    def load(self, cells: list[tuple[str, str]], served: list[tuple[str, str, ServedHandler, list | None]] = ()) -> None:
         """Run the submission's cells, then put in place the names the grader serves: (name, "function"
-        or "class", handler). Keeps the errors the cells raised."""
+        or "class", handler, the parameters of the signature it serves or None: see
+        catalogue.Served). Keeps the errors the cells raised."""
         if self.clock.load_failure is not None:
             return  # every request will say why
-        names = [[name, kind, self._register(handler)] for name, kind, handler in served]
+        names = [[name, kind, self._register(handler), parameters] for name, kind, handler, parameters in served]
         try:
             errors = self._request(protocol.LOAD, None, [], {}, cells=[list(c) for c in cells])
             self._request(protocol.SERVE, None, [], {}, served=names)
@@ -296,7 +298,9 @@ class Student:
         if kind == protocol.MEMORY and op != protocol.LOAD and warmup is None:
             self.clock.not_called_again[label] = {"kind": kind, "message": (
                 f"An earlier call of `{label}` {RAN_OUT_OF_MEMORY}, so it is not called again.")}
-        if kind == protocol.MISSING and self.load_errors:
+        if kind == protocol.MISSING and self.unread:  # said once, in the submission's notes, not in every check
+            info["message"] = f"`{label}` is not defined: {self.unread}"
+        elif kind == protocol.MISSING and self.load_errors:
             first = self.load_errors[0]
             info["message"] = (f"{info.get('message', '')}\nYour code stopped early: {first.get('cell', '')} raised "
                                f"{first.get('type', '')}: {first.get('message', '')}\n{first.get('traceback', '')}").rstrip()
@@ -381,11 +385,18 @@ class InProcessChannel:
         self.last_held = None
         if warmup is not None:
             return self._measured(warmup, request)
-        start = time.process_time()  # this process's every thread: torch's among them
+        import torch
+
+        # On this thread, with torch's pool on it alone, as a sandbox runs: the process's CPU time would also count
+        # a kernel's own threads and a pool's idle spinning (hundreds of milliseconds in a notebook's kernel).
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        start = time.thread_time()
         try:
             return wire.encode(self.runtime.handle(wire.decode(request)))
         finally:
-            self.last_work_seconds = time.process_time() - start
+            self.last_work_seconds = time.thread_time() - start
+            torch.set_num_threads(threads)
 
     def _measured(self, warmup: bytes, request: bytes) -> bytes:
         """`request` in a grandchild forked after `warmup` ran in a child (this process keeps its memory as it

@@ -15,7 +15,7 @@ import traceback
 import types
 from typing import Any, Callable
 
-from . import catalogue, policy, protocol, wire
+from . import catalogue, magics, policy, protocol, wire
 from ..text import code_lines
 
 STUDENT_FILE_PREFIX = "<submission"
@@ -113,6 +113,7 @@ class Runtime:
     def __init__(self, callback: Callback | None = None) -> None:
         self.module = new_module(MODULE_NAME, f"{MODULE_NAME}.py")
         self.namespace: dict[str, Any] = self.module.__dict__
+        self.namespace["get_ipython"] = magics.get_ipython  # what the cells' magics and shell commands call
         self.objects: dict[int, Any] = {}
         self.load_errors: list[dict[str, str]] = []
         self.callback = callback
@@ -134,12 +135,16 @@ class Runtime:
             except BaseException as exc:  # noqa: BLE001 - a submission may raise anything, SystemExit included
                 self.load_errors.append({**error_info(exc, protocol.LOAD_ERROR), "cell": label})
 
-    def serve(self, served: list[tuple[str, str, int]]) -> None:
+    def serve(self, served: list[tuple[str, str, int, list | None]]) -> None:
         """Put in place the names the grader serves (the other parts' reference versions), each a
-        callable whose calls go back to the grader."""
-        for name, kind, handle in served:
-            self.namespace[name] = (catalogue.served_class(name, handle, self._call_back) if kind == "class"
-                                    else catalogue.Served(handle, self._call_back, values=True))
+        callable whose calls go back to the grader; a call that the signature it serves refuses goes to
+        the submission's own callable of that name, where it has one (catalogue.Served)."""
+        for name, kind, handle, parameters in served:
+            own = self.namespace.get(name)
+            own = own if callable(own) else None
+            spec = catalogue.signature(parameters) if parameters is not None else None
+            self.namespace[name] = (catalogue.served_class(name, handle, self._call_back, own, spec) if kind == "class"
+                                    else catalogue.Served(handle, self._call_back, values=True, own=own, spec=spec))
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         """Answer one request; every outcome, failures included, is plain data."""
@@ -149,7 +154,7 @@ class Runtime:
                 self.load([(str(c[0]), str(c[1])) for c in request["cells"]])
                 return protocol.ok(self.load_errors)
             if op == protocol.SERVE:
-                self.serve([(str(n), str(k), int(h)) for n, k, h in request["served"]])
+                self.serve([(str(n), str(k), int(h), p) for n, k, h, p in request["served"]])
                 return protocol.ok(None)
             if op == protocol.CALL:
                 return self._reply(self._resolve(request["target"]), request, echo_args=request.get("echo_args", False))

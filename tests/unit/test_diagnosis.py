@@ -98,7 +98,7 @@ def test_what_was_left_as_released_is_not_attempted_not_a_mistake():
     assert str(found).splitlines()[-1] == "Not attempted yet — pick an option"
     with root_cause(Diagnosis(lambda: "a root cause")):  # never a mistake, whatever a diagnosis finds
         assert failure(lambda: expect(False, "q", "e", "g", NOT_ATTEMPTED)).hint == NOT_ATTEMPTED
-    unanswered = 'set answer_q07 to one of "a", "b", "c" or "d" in its answer cell: only the answer cells are graded'
+    unanswered = 'set answer_q07 to one of "a", "b", "c" or "d" in its answer cell'
     assert untouched(CheckResult("quiz", "q07", 1.0, False, hint=unanswered))  # the quiz grader's own words
     assert untouched(CheckResult("masks", "causal_mask", 1.0, False, trouble="not_implemented"))
     assert not untouched(CheckResult("quiz", "q07", 1.0, False, hint="This marks the future entries"))

@@ -93,7 +93,7 @@ def test_served_names_answer_the_submission_s_calls_and_raise_what_the_grader_ra
 
     student = Student(InProcessChannel(), Clock(Limits(call_seconds=5, budget_seconds=100)))
     student.load([("cell", "def use(x):\n    try:\n        return helper(x)\n    except ValueError as e:\n"
-                           "        return 'caught ' + str(e)\n")], [("helper", "function", serve)])
+                           "        return 'caught ' + str(e)\n")], [("helper", "function", serve, None)])
     assert student.call("use", 21) == 42
     assert student.call("use", -1) == "caught negative"
 

@@ -38,7 +38,9 @@ def built(notebook: dict, secret: str | None) -> dict:
 
 
 def check(shown: dict, release, question: str = "q05", secret: str = SECRET) -> quiz.ShownQuestion:
-    return quiz.shown_build(json.loads(json.dumps(shown)), release, {question: quiz.OPTIONS}, secret, question)
+    """`question` checked against a course with `secret` whose build shuffles the options ("": as written)."""
+    return quiz.shown_build(json.loads(json.dumps(shown)), release, {question: quiz.OPTIONS}, secret, question,
+                            course_shuffles=bool(secret))
 
 
 def cell_of(nb: dict, question: str) -> dict:
@@ -144,9 +146,50 @@ def test_what_is_read_is_bounded(release_notebook, release):
 
 
 def test_a_duplicated_question_cell_is_not_guessed_at(release_notebook, release):
-    nb = copy.deepcopy(release_notebook)
+    nb = built(release_notebook, SECRET)
     del nb["metadata"]["quiz"]
     nb["cells"].append(copy.deepcopy(cell_of(nb, "q07")))
     shown = quiz.shown_quiz(nb)
     assert shown["questions"]["q07"] == quiz.DUPLICATED
-    assert "cannot be read (appears more than once)" in check(shown, release, "q07", "").refused
+    assert "cannot be read (appears more than once)" in check(shown, release, "q07").refused
+
+
+def round_tripped(notebook: dict) -> dict:
+    """The notebook as Jupytext writes it back from a script: new cell ids, no notebook metadata but the kernel's
+    (the build record gone); the cells, their nbgrader metadata and their text as they were."""
+    nb = copy.deepcopy(notebook)
+    for number, cell in enumerate(nb["cells"]):
+        cell["id"] = f"{number * 7919:08x}"
+    nb["metadata"] = {"kernelspec": notebook["metadata"]["kernelspec"]}
+    return nb
+
+
+def test_a_quiz_round_tripped_through_jupytext_is_graded_where_its_options_have_one_order(release_notebook, release):
+    """Issue 53, item 9: without its cell ids and build record, a quiz was refused ("its cell of question N it is
+    missing"). A course that shows the options as written has one order: each question is found by its number
+    and checked as before; one the notebook lacks is graded as written."""
+    nb = round_tripped(release_notebook)
+    question = next(c for c in nb["cells"] if "### Question 6" in "".join(c["source"]))
+    question["source"] = "".join(question["source"]).replace("- **b**: ", "- **b**: not ")
+    nb["cells"].remove(next(c for c in nb["cells"] if "### Question 7" in "".join(c["source"])))
+    shown = quiz.shown_quiz(nb)
+    assert shown["record"] == {} and shown["questions"] == {} and len(shown["numbered"]) == len(ANSWERS) - 1
+    graded = {q: check(shown, release, q, "") for q in ANSWERS}
+    assert {q for q, seen in graded.items() if seen.refused} == {"q06"}
+    assert graded["q06"].refused == "the options of question 6 are not the course's"
+    assert graded["q05"].question.text == release["q05"].text and graded["q05"].order == quiz.OPTIONS
+    assert graded["q07"].order == quiz.OPTIONS and graded["q07"].question.options == release["q07"].options
+
+
+def test_a_shuffled_quiz_without_its_record_and_cell_ids_is_still_refused(release_notebook, release):
+    """Which of a shuffled course's builds such a notebook is would be a guess."""
+    shown = quiz.shown_quiz(round_tripped(built(release_notebook, SECRET)))
+    for q in ANSWERS:
+        assert check(shown, release, q).refused == (f"its cell of question {release[q].number} is missing, and the "
+                                                    "notebook does not record how its options were built")
+
+
+def test_question_cells_without_their_ids_are_read_within_bounds(release_notebook):
+    nb = round_tripped(release_notebook)
+    nb["cells"] = [{"cell_type": "markdown", "id": "x", "source": "note"}] * (quiz.MAX_UNNAMED_CELLS + 1) + nb["cells"]
+    assert quiz.shown_quiz(nb)["numbered"] == {}  # only the first cells without a question's id are looked at

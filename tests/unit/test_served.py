@@ -24,7 +24,7 @@ def _far() -> float:
 def _handlers(part: str, reference: served.Reference | None = None) -> dict[str, tuple[str, ServedHandler]]:
     """The names served while `part` is graded, computed in this process (by `reference`, else a new one), by name."""
     names = served.served_names(part, reference or served.InProcessReference(), _far)
-    return {name: (kind, handler) for name, kind, handler in names}
+    return {name: (kind, handler) for name, kind, handler, _ in names}
 
 
 def test_a_part_is_served_every_other_parts_names_and_none_of_its_own():
@@ -125,3 +125,36 @@ def test_the_reference_process_answers_raises_and_reports_memory_it_cannot_have(
         assert reference.call("s", "score_grid_bytes", "call", [4], {}, _far()) == attention_ref.score_grid_bytes(4)
     finally:
         reference.close()
+
+
+def test_a_call_beyond_specs_signature_goes_to_the_students_own_function():
+    """Issue 53, item 10: a student's `scaled_dot_product_attention(q, k, v, mask=None, *, is_causal=False)`, called
+    with `is_causal=True` by their own heads code: while heads was graded, the stand-in refused the keyword and
+    heads lost 10 of 20. A call SPEC's signature accepts is still the reference's."""
+    from autograder.isolation.limits import Limits
+    from autograder.isolation.proxy import Clock, InProcessChannel, Student
+
+    code = ("def scaled_dot_product_attention(q, k, v, mask=None, *, is_causal=False):\n    return 'own', is_causal\n\n"
+            "class CausalSelfAttention:\n    def __init__(self, d_model, n_heads, dropout=0.0):\n"
+            "        self.dropout = dropout\n\n"
+            "def causal(x):\n    return scaled_dot_product_attention(x, x, x, is_causal=True)\n\n"
+            "def plain(x):\n    return scaled_dot_product_attention(x, x, x)[0]\n\n"
+            "def unknown(x):\n    return scaled_dot_product_attention(x, x, x, dropout_p=0.1)\n\n"
+            "def with_dropout():\n    return CausalSelfAttention(8, 2, dropout=0.5).dropout\n\n"
+            "def served_module(x):\n    return CausalSelfAttention(8, 2)(x)[0].shape\n")
+    student = Student(InProcessChannel(), Clock(Limits(call_seconds=5, budget_seconds=100)))
+    student.load([("cell", code)], served.served_names("positions", served.InProcessReference(), _far))
+    x = torch.randn(1, 3, 8)
+    assert student.call("causal", x) == ("own", True)
+    assert torch.equal(student.call("plain", x), attention_ref.scaled_dot_product_attention(x, x, x)[0])
+    with pytest.raises(Exception, match="dropout_p"):  # what neither accepts is the student's own TypeError
+        student.call("unknown", x)
+    assert student.call("with_dropout") == 0.5
+    assert tuple(student.call("served_module", x)) == (1, 3, 8)
+
+
+def test_each_served_name_sends_specs_signature():
+    spec = {name: parameters for name, _, _, parameters in served.served_names("heads", served.InProcessReference(), _far)}
+    assert spec["scaled_dot_product_attention"] == [["q", "POSITIONAL_OR_KEYWORD", False], ["k", "POSITIONAL_OR_KEYWORD", False],
+                                                    ["v", "POSITIONAL_OR_KEYWORD", False], ["mask", "POSITIONAL_OR_KEYWORD", True]]
+    assert spec["causal_mask"][-1] == ["device", "KEYWORD_ONLY", True]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from autograder.isolation import protocol
@@ -51,3 +53,20 @@ def _allocate_beyond_limit(queue) -> None:
         queue.put(error_info(exc)["kind"])
     else:
         queue.put("allocated")
+
+
+def test_magics_and_shell_commands_do_nothing_when_graded(tmp_path):
+    """The calls IPython makes of a cell's magics and shell commands (core.jupyter) find a `get_ipython()` that
+    runs nothing and returns what lets the code around them go on."""
+    from autograder.core.jupyter import Turner
+    from autograder.isolation.server import Runtime
+
+    flag = tmp_path / "ran"
+    cells = [f"!touch {flag}\nlisted = !ls {tmp_path}\n%matplotlib inline\nres = %timeit -o sum([1])\n",
+             f"%%bash\ntouch {flag}\n", "torch.tril?\nafter = 1\n"]
+    runtime = Runtime()
+    runtime.load([(f"cell {i}", Turner().python(cell)[0]) for i, cell in enumerate(cells)])
+    assert not runtime.load_errors and not flag.exists()
+    names = runtime.namespace
+    assert names["listed"] == [] and names["res"].all_runs == [] and math.isnan(names["res"].average)
+    assert names["after"] == 1

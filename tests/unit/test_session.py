@@ -70,3 +70,17 @@ def test_a_submission_whose_files_break_the_reader_is_noted_and_the_class_is_pla
     found = batch.plan([(tmp_path / "a.py", "a"), (tmp_path / "b.py", "b")], tmp_path / "out", ("masks",), False)
     assert [s.id for s in found.todo] == ["a", "b"]
     assert found.todo[0].problems == ["the grader's reader failed on its files (ZeroDivisionError), so it was not read"]
+
+
+def test_a_notebook_that_could_not_be_read_says_so_once_with_the_reason(tmp_path):
+    """Issue 53: a file that cannot be read says so once, with the reason. Every check of its parts said
+    "`causal_average` is not defined: write it in its answer cell", which the student had done."""
+    (tmp_path / "attention.ipynb").write_text('{"cells": [')
+    graded = []
+    grade_all([Job(read_submission(tmp_path / "attention.ipynb"), "s", ("masks",))], in_process_backend(), Limits(),
+              graded.append)
+    [result] = graded
+    assert result.problems == ["attention.ipynb could not be read: not valid notebook JSON"]
+    outputs = [c.to_gradescope()["output"] for c in result.checks]
+    assert outputs and all(o.endswith("is not defined: your attention.ipynb was not read (the note at the top says why)")
+                           for o in outputs), outputs[0]

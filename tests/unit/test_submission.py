@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import os
@@ -52,17 +53,57 @@ def test_code_outside_answer_cells_never_runs(tmp_path):
     assert not any("os._exit" in code or "print('plot')" in code for _, code in sub.cells["attention"])
 
 
-def test_duplicated_and_missing_answer_cells_are_noted(tmp_path):
+def test_missing_and_repeated_answer_cells_are_noted_as_they_run(tmp_path):
+    """Issue 53, item 11: an answer cell held twice (Jupyter's split copies a cell's metadata into both halves)
+    was noted "appears 2 times; the last is graded" although both ran; what happened is said instead."""
     nb = json.loads((RELEASE / "attention.ipynb").read_text())
     answers = [c for c in nb["cells"] if assignment.is_answer_cell(c)]
     nb["cells"].remove(answers[0])
-    nb["cells"].append(dict(answers[1], source="second copy"))
+    nb["cells"].append(dict(answers[1], source="def causal_mask(T):\n    return 'second copy'\n"))
+    split = nb["cells"].index(answers[2])
+    nb["cells"][split:split + 1] = [dict(answers[2], source="def _helper(x):\n    return x\n"),
+                                    dict(answers[2], source="def padding_mask(lengths, T):\n    return _helper(T)\n")]
     (tmp_path / "attention.ipynb").write_text(json.dumps(nb))
     sub = read_submission(tmp_path / "attention.ipynb")
-    assert any("is missing" in p for p in sub.problems)
-    assert any("appears 2 times; the last is graded, as Restart & Run All leaves it" in n for n in sub.notes)
-    runs = [code for label, code in sub.cells["attention"] if label.endswith(answers[1]["metadata"]["nbgrader"]["grade_id"])]
-    assert len(runs) == 2 and runs[-1] == "second copy"  # both run, in the notebook's order: the last one counts
+    assert "attention.ipynb: answer cell masks-causal_average is missing: no cell defines `causal_average`" in sub.problems
+    copied, halves = len(nb["cells"]), split + 1
+    assert sub.notes == [
+        f"attention.ipynb: answer cell masks-causal_mask appears in 2 cells (cells {split - 2} and {copied}); all of them "
+        "run, in the notebook's order, and `causal_mask` is defined in more than one: the last definition is graded, "
+        "as after Restart & Run All",
+        f"attention.ipynb: answer cell masks-padding_mask appears in 2 cells (cells {halves} and {halves + 1}); all of "
+        "them run, in the notebook's order"]
+    runs = [code for label, code in sub.cells["attention"] if label.endswith("masks-causal_mask")]
+    assert len(runs) == 2 and "second copy" in runs[-1]  # both run, in the notebook's order: the last one counts
+
+
+def test_a_notebook_without_nbgrader_metadata_finds_its_answers_by_what_they_define(tmp_path, monkeypatch):
+    """Issue 53, item 11: a notebook of the student's own (no nbgrader metadata) got full marks and a note that
+    every answer cell was missing. A cell is found by the names its answer cell defines, and is graded as an
+    added cell is: a quiz answer assigned in it (`answer_q01 = "b"`) runs, as graded code reads it."""
+    nb = json.loads((RELEASE / "attention.ipynb").read_text())
+    for cell in nb["cells"]:
+        cell["metadata"].pop("nbgrader", None)
+    nb["cells"] = [c for c in nb["cells"] if "causal_average" not in "".join(c["source"]) or c["cell_type"] != "code"]
+    (tmp_path / "attention.ipynb").write_text(json.dumps(nb))
+    sub = read_submission(tmp_path / "attention.ipynb")
+    answers = [g for g, _, is_answer in release_cells("attention") if is_answer]
+    assert sub.problems == ["attention.ipynb: answer cell masks-causal_average is missing: no cell defines "
+                            "`causal_average`"]
+    assert sub.notes == [f"attention.ipynb: {len(answers) - 1} answer cells found by the names they define "
+                         "(`causal_mask`, `padding_mask`, `apply_mask`, `combine_masks`, `attention_scores`, "
+                         f"`attention_weights` and {len(answers) - 7} more), not by nbgrader's metadata; graded as "
+                         "cells you add are: their definitions run, and the values those use"]
+    quiz = json.loads((RELEASE / "quiz.ipynb").read_text())
+    for cell in quiz["cells"]:
+        if assignment.nbgrader_metadata(cell).get("grade_id") == "quiz-q01":
+            cell["source"] = 'answer_q01 = "b"\nprint("my answer")\n'
+        cell["metadata"].pop("nbgrader", None)
+    (tmp_path / "quiz.ipynb").write_text(json.dumps(quiz))
+    sub = read_submission(tmp_path / "quiz.ipynb")
+    assert not any("q01" in p for p in sub.problems), sub.problems
+    namespace = _run(sub.cells["quiz"], monkeypatch)
+    assert namespace["answer_q01"] == "b" and namespace["answer_q02"] is None
 
 
 def test_links_are_refused_and_never_read(tmp_path):
@@ -95,7 +136,7 @@ def test_too_large_and_unreadable_files_are_noted(tmp_path):
     assert "over the limit" in read_submission(tmp_path / "big.py").problems[0]
     deep = "[" * 100_000 + "]" * 100_000  # json's recursion limit: the reader must not crash on it
     (tmp_path / "attention.ipynb").write_text(deep)
-    assert "unreadable notebook" in read_submission(tmp_path / "attention.ipynb").problems[0]
+    assert read_submission(tmp_path / "attention.ipynb").problems == ["attention.ipynb could not be read: nested too deeply"]
 
 
 def test_control_characters_in_what_a_student_named_are_escaped(tmp_path):
@@ -172,7 +213,9 @@ def test_what_runs_is_found_in_time_linear_in_the_code(walks_per_size):
 
     def what_runs(n: int) -> None:
         chain = "x0 = 1\n" + "".join(f"x{i} = x{i - 1} + 1\n" for i in range(1, n))
-        cells = [("added", chain, False), ("answer", f"def f():\n    return x{n - 1}\n", True)]
+        answer = f"def f():\n    return x{n - 1}\n"
+        cells = [submission._Cell("added", chain, 1, None, ast.parse(chain).body),
+                 submission._Cell("answer", answer, 2, "f", ast.parse(answer).body)]
         assert submission._what_runs(cells)[0][1].count("=") == n
 
     work = walks_per_size(what_runs, (10_000, 20_000))
@@ -520,3 +563,125 @@ def test_a_zip_member_named_longer_than_a_file_may_be_is_refused_unread(tmp_path
     started = time.perf_counter()
     assert notebook_named("_" * 65_000) is None and notebook_named(" " * 65_000 + "attention") is None
     assert time.perf_counter() - started < 1
+
+
+def _run(cells: list[tuple[str, str]], monkeypatch) -> dict:
+    """The namespace the cells leave, run in order as a sandbox runs them (its `get_ipython()` included)."""
+    from autograder.isolation import magics
+
+    monkeypatch.syspath_prepend(str(RELEASE))  # the setup cell imports the released helpers
+    namespace: dict = {"get_ipython": magics.get_ipython}
+    for _, code in cells:
+        exec(compile(code, "cell", "exec"), namespace)
+    return namespace
+
+
+def test_cells_are_read_as_ipython_reads_them(tmp_path, monkeypatch):
+    """Issue 53, item 7: magics and shell escapes are found by logical line, as IPython finds them, and turned
+    into calls that do nothing when graded; everything else in the cell runs. Line by line, a black-style
+    continuation starting with `!=` or `%` was commented out (combine_masks then always raised), the rest of a
+    `!pip install a \\` was left behind, and `res = %timeit -o f()` or `torch.tril?` lost the whole cell."""
+    answers = {
+        "masks-causal_mask": "torch.tril?\ndef causal_mask(T_q, T_k=None, *, device=None):\n    return 'mask'\n",
+        "masks-combine_masks": ("def combine_masks(causal, padding):\n    if (\n        causal.shape[-1]\n"
+                                "        != padding.shape[-1]\n    ):\n        raise ValueError('keys differ')\n"
+                                "    return 'combined'\n"),
+        "heads-split_heads": "!pip install einops \\\n    jaxtyping\ndef split_heads(x, n_heads):\n    return 'split'\n",
+        "positions-sinusoidal_encoding": ("def sinusoidal_encoding(T, d_model, base=10000.0):\n    if (\n"
+                                          "        d_model\n        % 2\n    ):\n        raise ValueError('odd')\n"
+                                          "    return 'pe'\n"),
+        "timing-time_call": ("def time_call(fn, *args, repeats=5, warmup=1):\n    return 0.5\n\n"
+                             "res = %timeit -o time_call(print)\nprint(res.average)\nAFTER = 1\n"),
+    }
+    magic = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+             "source": "%matplotlib inline\n!nvidia-smi\nFILL = -1e9\n"}
+    sub = read_submission(notebook(tmp_path / "attention.ipynb", answers, [magic]))
+    assert not sub.problems, sub.problems
+    namespace = _run(sub.cells["attention"], monkeypatch)
+    square = namespace["torch"].zeros(3, 3)
+    assert namespace["causal_mask"](3) == "mask" and namespace["split_heads"](None, 2) == "split"
+    assert namespace["combine_masks"](square, namespace["torch"].zeros(2, 3)) == "combined"
+    with pytest.raises(ValueError, match="keys differ"):
+        namespace["combine_masks"](square, namespace["torch"].zeros(2, 4))
+    assert namespace["sinusoidal_encoding"](4, 8) == "pe"
+    with pytest.raises(ValueError, match="odd"):
+        namespace["sinusoidal_encoding"](4, 7)
+    assert namespace["time_call"](print) == 0.5 and math.isnan(namespace["res"].average) and namespace["AFTER"] == 1
+
+
+def test_a_cell_timed_or_captured_as_a_whole_runs_its_code(tmp_path, monkeypatch):
+    """`%%time` and `%%capture` run the cell's code as the cell's own under IPython: its definitions count;
+    any other cell magic (`%%bash`, `%%timeit`) does not run, as no magic does when graded."""
+    answers = {"masks-causal_average": "%%time\ndef causal_average(T):\n    return 'timed'\n",
+               "masks-causal_mask": "%%capture out\n%%time\ndef causal_mask(T_q, T_k=None, *, device=None):\n"
+                                    "    return 'captured'\n",
+               "masks-padding_mask": "%%bash\ndef padding_mask(lengths, T):\n    return 'shell'\n"}
+    namespace = _run(read_submission(notebook(tmp_path / "attention.ipynb", answers)).cells["attention"], monkeypatch)
+    assert namespace["causal_average"](2) == "timed" and namespace["causal_mask"](2) == "captured"
+    assert "padding_mask" not in namespace
+
+
+def test_a_byte_order_mark_is_read_past(tmp_path):
+    """Issue 53, item 8: Python runs a module that starts with a UTF-8 byte-order mark, and editors open such a
+    notebook; both scored 0 in every part ("`causal_average` is not defined")."""
+    (tmp_path / "marked.py").write_bytes(b"\xef\xbb\xbfdef causal_average(T):\n    return T\n")
+    sub = read_submission(tmp_path / "marked.py")
+    assert sub.cells["attention"] == [("marked.py", "def causal_average(T):\n    return T\n")] and not sub.problems
+    path = notebook(tmp_path / "attention.ipynb", {"masks-causal_average": "def causal_average(T):\n    return T\n"})
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    sub = read_submission(path)
+    assert not sub.problems and ("attention.ipynb, cell masks-causal_average",
+                                 "def causal_average(T):\n    return T\n") in sub.cells["attention"]
+
+
+def test_a_notebook_built_to_make_ipythons_transformer_work_costs_one_budget(tmp_path, monkeypatch):
+    """Each magic makes IPython read its whole cell again: 300 cells of 200 magics would be read for minutes
+    in the grader's own process. What it reads of a submission is bounded once, and the cells it could not
+    turn are named in one note."""
+    from IPython.core import inputtransformer2
+
+    from autograder.core import jupyter
+
+    release_cells("attention")  # the release's cells, turned once for every submission: not this one's
+    read = []
+    real = inputtransformer2.make_tokens_by_line
+    monkeypatch.setattr(inputtransformer2, "make_tokens_by_line", lambda lines: read.append(sum(map(len, lines))) or real(lines))
+    costly = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": "%a\n" * 200}
+    sub = read_submission(notebook(tmp_path / "attention.ipynb", {}, [costly] * 300))
+    assert sum(read) <= jupyter.MAX_TRANSFORM_BYTES
+    [note] = [p for p in sub.problems if "IPython" in p]
+    assert note.startswith("attention.ipynb: cells ") and note.endswith(
+        " more read as plain Python, not turned as IPython turns them: over what the grader reads to turn a "
+        "submission's cells (131,072 bytes in all)")
+
+
+def test_a_cell_read_past_the_transformers_budget_loses_nothing_if_it_is_python(tmp_path, monkeypatch):
+    """Once a submission's budget for IPython's transformer is spent, its later cells are read as written: one
+    that is Python as written runs as it would have (no note), one that is not is named in the note."""
+    from autograder.core import jupyter
+
+    monkeypatch.setattr(jupyter, "MAX_TRANSFORM_BYTES", 1)
+    answers = {"masks-causal_average": "def causal_average(T):\n    return T\n",
+               "masks-causal_mask": "%time 1\ndef causal_mask(T_q, T_k=None, *, device=None):\n    return T_q\n"}
+    sub = read_submission(notebook(tmp_path / "attention.ipynb", answers))
+    assert ("attention.ipynb, cell masks-causal_average", answers["masks-causal_average"]) in sub.cells["attention"]
+    cells = json.loads((RELEASE / "attention.ipynb").read_text())["cells"]
+    number = 1 + next(i for i, c in enumerate(cells) if assignment.nbgrader_metadata(c).get("grade_id") == "masks-causal_mask")
+    assert [p for p in sub.problems if "IPython" in p] == [
+        f"attention.ipynb: cell {number} read as plain Python, not turned as IPython turns it: {jupyter.OVER_BUDGET}"]
+
+
+def test_a_cell_that_is_python_already_is_read_as_written(tmp_path, monkeypatch):
+    """IPython's transformer is for cells that are not Python: one that parses runs as Python runs it, even
+    where IPython's clean-up would break it (an indented comment first dedents the lines below it), and its
+    cost (a pass over every cell) is not paid for the answer key's 39 KiB."""
+    from autograder.core import jupyter
+
+    release_cells("attention")  # turned once for every submission
+    turned = []
+    real = jupyter.Turner.python
+    monkeypatch.setattr(jupyter.Turner, "python", lambda self, code: turned.append(code) or real(self, code))
+    helper = "    # a helper\ndef causal_average(T):\n    return T\n"
+    sub = read_submission(notebook(tmp_path / "attention.ipynb", {"masks-causal_average": helper,
+                                                                  "masks-causal_mask": "%time 1\n"}))
+    assert ("attention.ipynb, cell masks-causal_average", helper) in sub.cells["attention"] and turned == ["%time 1\n"]

@@ -41,9 +41,10 @@ def _hunt():
                     found.add(line)
     for name, value in list(globals().items()):
         code = getattr(value, "__code__", None) or getattr(getattr(value, "__init__", None), "__code__", None)
-        # its own, or the grader's stand-ins for served names (they only pass the call on)
+        # its own, or the grader's stand-ins: for served names (they only pass the call on) and for IPython's
+        # get_ipython (its magics do nothing)
         if code is not None and not code.co_filename.startswith("<submission") \
-                and not code.co_filename.endswith("isolation/catalogue.py"):
+                and not code.co_filename.endswith(("isolation/catalogue.py", "isolation/magics.py")):
             functions.append(f"{name}: {code.co_filename}")
     modules = [name for name in list(_sys.modules) if any(name == m or name.startswith(m + ".") for m in _GRADER_MODULES)]
     return sorted(found), functions, sorted(modules)
