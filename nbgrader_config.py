@@ -10,6 +10,7 @@ from nbgrader.converters import GenerateAssignment
 from nbgrader.preprocessors import ClearSolutions
 
 from autograder.nbgrader.kernelinfo import KernelInfo
+from autograder.nbgrader.points import PartPoints
 from autograder.nbgrader.quizrelease import QuizRelease
 from autograder.nbgrader.stubs import ClearSolutionsPerNotebook
 
@@ -57,14 +58,17 @@ c.CourseDirectory.ignore = [
 # `nbgrader generate_assignment attention` (or the formgrader's "Generate"
 # button) gives both notebooks their stubs and records both in the gradebook.
 #
-# QuizRelease (first, so that nbgrader records what it builds) builds the quiz
-# in the mode set below, and writes the released quizcheck.py.
+# PartPoints (first) refuses a notebook whose grade cells or table of sections
+# give a part other points than its grader's checks, where points are set
+# (docs/adapting.md); QuizRelease (next, so that nbgrader records what it
+# builds) builds the quiz in the mode set below, and writes the released
+# quizcheck.py.
 #
 # KernelInfo (last) writes into each released notebook the language_info a
 # kernel on this Python reports: without it JupyterLab rewrites that metadata
 # when the notebook connects to its kernel, and every student's notebook opens
 # marked as modified.
-c.GenerateAssignment.preprocessors = [QuizRelease] + [
+c.GenerateAssignment.preprocessors = [PartPoints, QuizRelease] + [
     ClearSolutionsPerNotebook if pp is ClearSolutions else pp
     for pp in GenerateAssignment.class_traits()["preprocessors"].default()
 ] + [KernelInfo]

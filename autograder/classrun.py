@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import assignment, quiz, reports
+from . import assignment, quiz, releases, reports
 from .core.batch import LocalPool, fingerprint, plan, write_record
-from .core.results import GradedSubmission, Status, Visibility, counting, set_counting
+from .core.results import Counting, GradedSubmission, Status, Visibility, counted_as, counting, set_counting
 from .core.students import LayoutError, held_by
 from .core.submission import SubmissionError, safe_id, unique_ids
 from .core.worker import WorkerError, WorkerSettings
@@ -82,6 +82,7 @@ class RunOutcome:
     failed: bool = False  # some submission could not be graded, or the gradebook could not be written
     weaknesses: set[str] = field(default_factory=set)  # how this machine's sandboxes are weaker than they should be
     ready_at: float | None = None  # when the first submission went to a worker (time.monotonic)
+    counting: Counting = Counting()  # what the run's totals counted: whatever reports on it counts the same
 
     @property
     def status(self) -> int:
@@ -93,7 +94,8 @@ def run_class(options: RunOptions) -> RunOutcome:
     The quiz is counted as this run says, and as before afterwards (a caller grades with its own)."""
     before = counting()
     try:
-        return _run(options)
+        with releases.kept():  # a course's release is graded against during its run only
+            return _run(options)
     except SubmissionError as exc:  # a file no student's work can be read from: the command was wrong
         raise RunError(str(exc)) from None
     finally:
@@ -116,7 +118,7 @@ def _run(options: RunOptions) -> RunOutcome:
     pool = _pool(options)
     pool.begin()  # the workers' parent imports torch while the course and the submissions are read
     try:
-        course, paths, folders = _course(options, course_root, given)
+        course, paths, folders = _course(options, course_root, given, quiz_counting)
         pool.start(_settings(options, secret, out, paths, course.root if course else None))
         gradebook = _gradebook_writer(course, out, options.parts, folders)
         try:
@@ -135,7 +137,7 @@ def _run(options: RunOptions) -> RunOutcome:
     finally:
         pool.close()
     outcome = RunOutcome(graded, kept, weaknesses=set(pool.weaknesses), ready_at=pool.ready_at,
-                         failed=any(g.status is Status.GRADER_ERROR for g in graded))
+                         failed=any(g.status is Status.GRADER_ERROR for g in graded), counting=counting())
     if course is not None and gradebook is None:
         outcome.gradebook_line = "Gradebook: not written (only a full grading, every part, goes into the gradebook)."
     if gradebook is not None:
@@ -159,17 +161,23 @@ def _secret(options: RunOptions) -> str:
     return ""
 
 
-def _course(options: RunOptions, course_root: Path, given: list[tuple[Path, str]]
+def _course(options: RunOptions, course_root: Path, given: list[tuple[Path, str]], quiz_counting: quiz.QuizCounting
             ) -> tuple[Any, list[tuple[Path, str]], dict[str, str]]:
-    """(the nbgrader course or None, every (path, id) to grade, each course student's reports folder)."""
+    """(the nbgrader course or None, every (path, id) to grade, each course student's reports folder). A course
+    is graded against its own build (nbgrader/build.py), from here on in this process and in every worker."""
     if not options.nbgrader:
         return None, given, {}
+    from .nbgrader.build import graded_build
     from .nbgrader.course import CourseError, open_course
 
     try:
         course = open_course(options.nbgrader, course_root)
+        release, build_notes = graded_build(course, quiz_counting)
     except CourseError as exc:
         raise RunError(str(exc)) from None
+    releases.use(release)
+    for note in build_notes if options.progress else ():
+        print(f"note: {note}", file=sys.stderr)
     submitted = course.submissions()
     named = _with_ids(given + [(path, student) for student, path in submitted.items()])
     folders = {student: sid for (_, sid), student in zip(named[len(given):], submitted)}
@@ -236,7 +244,8 @@ def _settings(options: RunOptions, secret: str, out: Path, paths: list[tuple[Pat
         secrets.add(str(course_root))
     return WorkerSettings(secret=secret, limits=Limits(call_seconds=options.call_seconds,
                                                        budget_seconds=options.budget_seconds),
-                          secrets=tuple(sorted(secrets)), allow_weak=options.allow_weak)
+                          secrets=tuple(sorted(secrets)), allow_weak=options.allow_weak,
+                          release=dict(releases.current().files) if course_root is not None else {})
 
 
 def _pool(options: RunOptions) -> Any:
@@ -309,5 +318,7 @@ def closing_lines(outcome: RunOutcome, out: Path, started: float) -> str:
     """The class table and the lines that end a run on the terminal: where the reports are, how long it took."""
     graded, kept = outcome.graded, outcome.kept
     startup = outcome.ready_at - started if outcome.ready_at is not None else None
-    return "\n".join([reports.class_table(graded), "", reports.where_reports_are(out, graded, outcome.gradebook_line),
+    with counted_as(outcome.counting):  # the table's totals are grades.csv's, after the run as during it
+        table = reports.class_table(graded)
+    return "\n".join([table, "", reports.where_reports_are(out, graded, outcome.gradebook_line),
                       reports.run_summary(len(graded) - len(kept), len(kept), time.monotonic() - started, startup)])

@@ -1,5 +1,6 @@
 """python -m autograder grade PATH... --out DIR [--jobs N] [--secret S] [--nbgrader ASSIGNMENT] ...
    python -m autograder export (--from-grades GRADES_CSV | --nbgrader ASSIGNMENT) --roster CSV [--canvas F] [--moodle F]
+   python -m autograder gradescope --out ZIP --secret-file FILE [...]      python -m autograder --version
 
 Parsing, then calls into the layers below; nothing is decided here. Exit status 0 when every
 submission was graded, whatever the students scored; 1 when some could not be graded (grader
@@ -30,6 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     # message would print S). argparse's subparsers do not inherit allow_abbrev: each is given it.
     parser = argparse.ArgumentParser(prog="python -m autograder", description="Grade attention-assignment submissions.",
                                      allow_abbrev=False)
+    parser.add_argument("--version", action="version", version=version_line(),
+                        help="the grader's version (what changed in each: docs/changelog.md), then exit")
     sub = parser.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", help="grade submissions and write results.json, feedback.html and grades.csv",
                        allow_abbrev=False)
@@ -104,9 +107,11 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--skip-unmapped", action="store_true",
                    help="leave out, with a warning, ids the roster lacks (default: an error that lists them)")
     z = sub.add_parser("gradescope", help="build the Gradescope autograder zip (or, inside Gradescope, grade an upload)",
-                       allow_abbrev=False)
-    z.add_argument("--out", type=Path, help="the zip to write, e.g. autograder.zip")
-    z.add_argument("--secret-file", type=Path, help="a file holding the course secret (it goes into the zip)")
+                       allow_abbrev=False, usage="%(prog)s --out ZIP --secret-file FILE [options]\n"
+                                                 "       %(prog)s --run ROOT")
+    z.add_argument("--out", type=Path, metavar="ZIP", help="the zip to write, e.g. autograder.zip (required to build one)")
+    z.add_argument("--secret-file", type=Path, metavar="FILE",
+                   help="a file holding the course secret, which goes into the zip (required to build one)")
 
     def secret_not_here(_value: str) -> str:  # the message never holds the value: it is a secret
         raise argparse.ArgumentTypeError("the zip takes the course secret from a file: --secret-file FILE (a "
@@ -123,11 +128,23 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"longest a single call into a submission may run (default: {Limits.call_seconds:g})")
     z.add_argument("--wheels", type=Path, metavar="DIR",
                    help="a folder of the locked packages' wheels to put in the zip, so that setup.sh installs offline")
-    z.add_argument("--run", type=Path, metavar="ROOT", help=argparse.SUPPRESS)  # run_autograder's: grade ROOT/submission
+    z.add_argument("--run", type=Path, metavar="ROOT",
+                   help="inside Gradescope, as the zip's run_autograder calls it: grade ROOT/submission and write "
+                        "ROOT/results/results.json (not for use outside Gradescope's image)")
     sub.add_parser("bench", add_help=False, allow_abbrev=False,
                    help="time nbgrader autograde against this grader on a simulated class (in a checkout; "
                         "`bench --help` for its options)")
     return parser
+
+
+def version_line() -> str:
+    """The installed package's name and version (a checkout run without an install says so)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"attention-exercises {version('attention-exercises')} (what changed: docs/changelog.md)"
+    except PackageNotFoundError:
+        return "attention-exercises, not installed (a checkout run in place: see its pyproject.toml)"
 
 
 def bench_command(argv: list[str]) -> int:

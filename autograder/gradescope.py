@@ -97,8 +97,9 @@ def build(out: Path, secret_file: Path, settings: Settings, wheels: Path | None 
         if wheels is not None and wheels.is_dir() else []
     if wheels is not None and not found:  # else setup.sh would download every package on Gradescope
         raise GradescopeError(f"--wheels {wheels}: " + ("no package files (.whl) in it" if wheels.is_dir() else
-                              "no such folder (`pip download -r requirements.lock --only-binary=:all: -d "
-                              f"{wheels}` makes it; or leave --wheels out to install from PyPI on Gradescope)"))
+                              "no such folder (docs/gradescope.md says how to fill it with the Linux x86-64, "
+                              "Python 3.11 wheels of requirements.lock; or leave --wheels out to install from PyPI "
+                              "on Gradescope)"))
     Visibility(settings.visibility, settings.visible)  # checks the choice
     if settings.quiz_counts is None:
         settings = replace(settings, quiz_counts=quiz.quiz_counting(None, Path.cwd()).counts)

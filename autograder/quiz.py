@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 OPTIONS = ("a", "b", "c", "d")
+POINTS_PER_QUESTION = 1  # the quiz grader's points for a question (the quiz is worth one per question of the key)
 MODES = ("self-check", "counted")
 DEFAULT_MODE = "self-check"
 NOTEBOOK = "quiz"  # quiz.ipynb
@@ -281,11 +282,11 @@ def _quiz_setting(target: ast.expr) -> str | None:
 
 
 def _released_mode() -> str:
-    """The mode the grader's own copy of the release was built in (self-check when it says nothing)."""
-    from . import assignment
+    """The mode the release graded against was built in (self-check when it says nothing)."""
+    from . import releases
 
     try:
-        notebook = json.loads((assignment.release_folder() / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8"))
+        notebook = json.loads(releases.current().notebook(NOTEBOOK) or b"")
     except (OSError, ValueError):
         return DEFAULT_MODE
     mode = build_record(notebook).get("mode") if isinstance(notebook, dict) else None

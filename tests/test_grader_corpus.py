@@ -2,8 +2,8 @@
 
 Every valid variant must score full marks; every buggy one must lose points in
 its own part only, and every check it fails there must name one and the same
-likely mistake, its docs/mistakes.md hint (the `hint` of each failed check's
-result is exactly the variant's `# hint:` header); an all-stubs submission scores
+likely mistake, its catalogue hint (the `hint` of each failed check's result is
+exactly the text of the variant's `# hint:` key, autograder/hints.py); an all-stubs submission scores
 0 everywhere without a grader error; a submission with one part done gets full
 marks on that part alone.
 """
@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from autograder.hints import hint
 from tools.demo import stubbed
 
 pytestmark = pytest.mark.slow  # three runs of `python -m autograder grade` over the whole corpus
@@ -28,12 +29,16 @@ PARTS = ("masks", "scaling", "heads", "positions", "timing", "tiles")
 
 
 def _header(path: Path) -> dict[str, str]:
+    """A variant's header fields; its `hint`, a key of the catalogue (autograder/hints.py), as the text a
+    failed check gives."""
     fields = {}
     for line in path.read_text().splitlines():
         if not line.startswith("# "):
             break
         key, _, value = line[2:].partition(":")
         fields[key.strip()] = value.strip()
+    if "hint" in fields:
+        fields["hint"] = hint(fields["hint"])
     return fields
 
 

@@ -16,6 +16,7 @@ Everything runs in temporary folders with their own Jupyter configuration.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import shutil
@@ -29,6 +30,7 @@ import pytest
 
 from autograder import assignment
 from autograder.cli import main as cli_main
+from autograder.graders.points import grader_points
 from autograder.isolation.policy import inside, sandbox_view
 from autograder.nbgrader import gradebook as G
 from autograder import versions
@@ -43,7 +45,7 @@ ASSIGNMENT = C.ASSIGNMENT
 # that grades it: hostile ones are for our grader only, see the demo test).
 STUDENTS = ("ada", "ben", "cleo", "eli", "hana")
 SECRET = "integration"
-PART_POINTS = {"masks": 20, "scaling": 20, "heads": 20, "positions": 15, "timing": 15, "tiles": 15, "quiz": 22}
+PART_POINTS = grader_points()  # each part's, set by its grader's checks
 # the release's grade cells: the self-check quiz is reported, not counted, so its cell is worth nothing
 GRADEBOOK_POINTS = {**PART_POINTS, "quiz": 0}
 
@@ -213,7 +215,7 @@ def test_generate_feedback_shows_our_scores(course, graded):
     text = " ".join(re.sub(r"<[^>]+>", " ", page).split())
     assert "[FAILED] masks/apply_mask" in text
     scores = C.gradebook_part_scores(course.root / "gradebook.db")["cleo"]
-    assert f"Score: {scores['masks']:.1f} / 20.0" in text
+    assert f"Score: {scores['masks']:.1f} / {PART_POINTS['masks']:.1f}" in text
 
 
 def test_rerun_regrades_only_resubmissions(course, graded):
@@ -238,23 +240,97 @@ def test_rerun_regrades_only_resubmissions(course, graded):
     assert C.gradebook_part_scores(course.root / "gradebook.db") == scores_before
 
 
-def test_counting_a_quiz_the_release_gave_no_points_says_the_totals_differ(course, graded, tmp_path):
-    """--quiz-counts on a course whose release leaves the self-check quiz out: grades.csv counts it, the
-    gradebook cannot (nbgrader refuses a score above a cell's points), and the run says so once, with
-    the way to make them agree; nothing fails."""
-    out, _ = graded
+def test_counting_a_quiz_the_release_gave_no_points_is_refused(course, graded, tmp_path):
+    """--quiz-counts on a course whose release leaves the self-check quiz out would give grades.csv one total
+    and nbgrader's gradebook another: the run is refused before grading, saying what differs and how to make
+    them agree; nothing is written."""
     copy = C.Course.open(tmp_path / "copy", course.course_id)
     shutil.copytree(course.work, copy.work, symlinks=True)
-    shutil.copytree(out, tmp_path / "reports")
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", "--nbgrader", ASSIGNMENT, "--quiz-counts",
                            "--out", str(tmp_path / "reports"), "--secret", SECRET], cwd=copy.root, env=copy.env(),
                           capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    said = [line for line in proc.stderr.splitlines() if "this run counts the quiz part" in line]
-    assert len(said) == 1 and "gives it 0 points" in said[0] and "make release" in said[0], proc.stderr[-3000:]
-    assert C.gradebook_part_scores(copy.root / "gradebook.db")["ada"]["quiz"] == 0
-    rows = {r["submission"]: r for r in read_csv(tmp_path / "reports" / "grades.csv")}
-    assert float(rows["ada"]["total"]) == sum(PART_POINTS.values())
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "grade-quiz: this run counts it (--quiz-counts), but the course's release gives it 0 points" in proc.stderr
+    assert "grade without --quiz-counts" in proc.stderr and "c.QuizRelease.counts = True" in proc.stderr
+    assert not (tmp_path / "reports" / "grades.csv").exists()
+
+
+def totals_everywhere(copy: C.Course, out: Path, roster: Path) -> dict[str, dict[str, str]]:
+    """Each student's total as every place shows it: the table the run prints, grades.csv, `nbgrader export`,
+    and Canvas's and Moodle's files exported from grades.csv and from the gradebook."""
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", "--nbgrader", ASSIGNMENT, "--out", str(out),
+                          "--secret", SECRET], cwd=copy.root, env=copy.env(), capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = run.stdout.splitlines()
+    header = [h.strip() for h in lines[0].split("  ") if h.strip()]
+    found: dict[str, dict[str, str]] = {s: {} for s in STUDENTS}
+    for line in lines[2:2 + len(STUDENTS)]:
+        cells = line.split()
+        found[cells[0]]["table"] = cells[header.index("total")]
+    for row in read_csv(out / "grades.csv"):
+        found[row["submission"]]["grades.csv"] = row["total"]
+    for row in C.export_grades(copy, copy.work / "export.csv"):
+        found[row["student_id"]]["nbgrader export"] = f"{float(row['score']):g}"
+    files = {}
+    for source in (["--from-grades", str(out)], ["--nbgrader", ASSIGNMENT]):
+        canvas, moodle = copy.work / f"canvas{len(files)}.csv", copy.work / f"moodle{len(files)}.csv"
+        done = subprocess.run([sys.executable, "-m", "autograder", "export", *source, "--roster", str(roster),
+                               "--canvas", str(canvas), "--moodle", str(moodle), "--per-part", "--moodle-points"],
+                              cwd=copy.root, env=copy.env(), capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        files[source[0]] = (canvas.read_text(), moodle.read_text())
+        for row in csv.DictReader(io.StringIO(moodle.read_text())):
+            found[row["Username"]][f"Moodle {source[0]}"] = row[ASSIGNMENT]
+            parts = sum(float(v) for k, v in row.items() if k.startswith(f"{ASSIGNMENT}: "))
+            found[row["Username"]][f"Moodle {source[0]}, its parts added up"] = f"{parts:g}"
+        for row in list(csv.reader(io.StringIO(canvas.read_text())))[2:]:
+            found[row[0]][f"Canvas {source[0]}"] = row[-1]
+    assert files["--from-grades"] == files["--nbgrader"]  # no late penalty here: the same files from either
+    return found
+
+
+@pytest.mark.parametrize("mode", ["self-check", "counted"])
+def test_one_total_everywhere(course, graded, tmp_path, mode):
+    """In each quiz mode, the table the run prints, grades.csv, nbgrader's gradebook and export, and every LMS
+    file agree on each student's total; a self-check quiz is shown apart (labelled in the table, no Moodle
+    column of its own). The counted course is the same one with its release built again as counted."""
+    copy = C.Course.open(tmp_path / "copy", course.course_id)
+    shutil.copytree(course.work, copy.work, symlinks=True)  # its reports too: what was graded is reused
+    if mode == "counted":
+        with (copy.root / "nbgrader_config.py").open("a") as fh:
+            fh.write('\nc.QuizRelease.mode = "counted"\n')
+        copy.generate()
+    roster = copy.work / "roster.csv"
+    roster.write_text("id,name,canvas_id,username\n" + "".join(f"{s},{s},{i},{s}\n" for i, s in enumerate(STUDENTS)))
+    found = totals_everywhere(copy, copy.work / "reports", roster)
+    for student, totals in found.items():
+        assert len(set(totals.values())) == 1 and len(totals) == 9, (student, totals)
+    quiz = PART_POINTS["quiz"] if mode == "counted" else 0
+    assert found["ada"]["grades.csv"] == f"{sum(PART_POINTS.values()) - PART_POINTS['quiz'] + quiz:g}"
+
+
+def test_the_courses_own_setup_cell_is_what_runs(course, graded, tmp_path):
+    """An instructor adds `import numpy as np` to the setup cell of the course's copy and builds the release:
+    an answer that uses np is graded with it (it once ran another build's setup cell: NameError)."""
+    copy = C.Course.open(tmp_path / "copy", course.course_id)
+    shutil.copytree(course.work, copy.work, symlinks=True)
+    source = copy.root / "assignments" / ASSIGNMENT / "attention.ipynb"
+    nb = nbformat.read(source, as_version=4)
+    setup = next(c for c in nb.cells if c.get("id") == "setup")
+    setup.source += "\nimport numpy as np"
+    nbformat.write(nb, source)
+    copy.generate()
+    submitted = copy.root / "submitted" / "ada" / ASSIGNMENT / "attention.ipynb"
+    nb = nbformat.read(submitted, as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "masks-causal_average")
+    cell.source = ("def causal_average(T: int) -> torch.Tensor:\n"
+                   "    rows = np.tril(np.ones((T, T), dtype=np.float32))\n"
+                   "    return torch.from_numpy(rows / rows.sum(axis=1, keepdims=True))\n")
+    nbformat.write(nb, submitted)
+    proc = C.grade_course(copy, copy.work / "reports", "--secret", SECRET)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = {r["submission"]: r for r in read_csv(copy.work / "reports" / "grades.csv")}
+    assert float(rows["ada"]["masks"]) == PART_POINTS["masks"], rows["ada"]
 
 
 def test_ungraded_submissions_wait_for_a_person(course, graded, tmp_path):

@@ -11,6 +11,7 @@ import pytest
 from autograder.core import batch
 from autograder.core.submission import read_submission
 from autograder.core.worker import WorkerSettings
+from autograder.graders.points import part_points
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +45,8 @@ def test_the_zygote_and_every_worker_come_from_the_workers_parent_and_go_with_th
         assert _parent_of(zygote.pid) == parent
         assert [_parent_of(w._process.pid) for w in workers] == [parent, parent]
         graded = {g.id: g for g in pool.grade(submissions, ("masks",))}
-        assert {sid: g.part_scores()["masks"] for sid, g in graded.items()} == {"one": (20.0, 20.0), "two": (20.0, 20.0)}
+        full = (part_points("masks"),) * 2
+        assert {sid: g.part_scores()["masks"] for sid, g in graded.items()} == {"one": full, "two": full}
     finally:
         pool.close()
     assert not any(_alive(pid) for pid in (parent, zygote.pid, *(w._process.pid for w in workers)))

@@ -102,14 +102,21 @@ def part_costs(reports: Path) -> dict[str, float]:
     return {part: statistics.fmean(costs[part]) for part in assignment.PART_NAMES if part in costs}
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The bench's options (`python -m autograder bench --help`)."""
     parser = argparse.ArgumentParser(prog="python -m autograder bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--students", type=int, default=40)
+    parser.add_argument("--students", type=int, default=40, metavar="N",
+                        help="the simulated class's size: about a third correct, a sixth untouched, the rest one "
+                             "mistake each (default: 40)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="our grader's --jobs")
     parser.add_argument("--json", type=Path, default=None, help="write the timings here too")
     parser.add_argument("--work", type=Path, default=None, help="work folder (default: a temporary one, removed)")
     parser.add_argument("--serial", action="store_true", help="also time our grader with --jobs 1")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-"))
     say = lambda m: print(m, flush=True)  # noqa: E731
     say(f"machine: {C.environment_note()}; work folder {work}")

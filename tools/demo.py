@@ -65,7 +65,7 @@ class Expected:
     loses: frozenset[str] = frozenset()
     failing: tuple[str, ...] = ()
     zero: bool = False
-    hint: str = ""  # a common mistake's hint (docs/mistakes.md), which the feedback must give
+    hint: str = ""  # a common mistake's hint (autograder/hints.py), which the feedback must give
     status: str = "graded"  # how grades.csv's status begins: "crashed", "timed out", "out of memory"
     tampering: frozenset[str] = frozenset()  # the kinds grades.csv's tampering column must count (no others)
 
@@ -75,8 +75,10 @@ def mistake(name: str, about: str, patch: str) -> "DemoStudent":
     points in that part only, and the feedback names the mistake."""
     from .course import corpus_patch
 
+    from autograder.hints import hint as catalogued
+
     part, text = corpus_patch(patch)
-    hint = next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("# hint:"))
+    hint = catalogued(next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("# hint:")))
     return DemoStudent(with_patch(name, about, patch), Expected(frozenset({part}), hint=hint))
 
 

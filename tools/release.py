@@ -2,6 +2,9 @@
 
     python -m tools.release [--root DIR] [--skip-solutions]
 
+* each part's points, set once by its grader's checks (``autograder/graders/test_<part>.py``), are
+  written first into the source notebooks' grade cells and table of sections, and the hints of the
+  catalogue (``autograder/hints.py``) into ``docs/mistakes.md`` and the students' ``selfcheck.py``;
 * ``release/attention/``: the student version, written by nbgrader itself
   (``nbgrader generate_assignment attention --force``, configured by
   ``nbgrader_config.py``) from ``assignments/attention/``: solutions replaced
@@ -136,6 +139,25 @@ def run_nbgrader(args: list[str], cwd: Path, env: dict[str, str] | None = None,
 
 # --------------------------------------------------------------------------
 # the release (nbgrader)
+
+
+def write_grader_points(source_dir: Path) -> list[str]:
+    """Each part's points, from its grader's checks (their one place), written into the source notebooks'
+    grade cells and table of sections, which nbgrader's build then checks (autograder.nbgrader.points);
+    the notebooks changed."""
+    import nbformat
+
+    from autograder.graders.points import grader_points
+    from autograder.nbgrader.points import with_grader_points
+
+    points, changed = grader_points(), []
+    for name in source_notebooks(source_dir):
+        path = Path(source_dir) / name
+        nb = nbformat.read(path, as_version=4)
+        if with_grader_points(nb, path.stem, points):
+            path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+            changed.append(name)
+    return changed
 
 
 def generate_release(course_root: Path, assignment: str = ASSIGNMENT) -> Path:
@@ -357,6 +379,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{root} has no nbgrader_config.py or no assignments/{ASSIGNMENT}/")
     start = time.perf_counter()
 
+    for name in write_grader_points(source):
+        say(f"release: each part's points, from its grader's checks, written into {shown(source / name)}")
+    if root == ROOT:  # the project's own checkout: its docs and the students' selfcheck.py copy the hints
+        from .hints import write_hint_copies
+
+        for path in write_hint_copies(root):
+            say(f"release: the hints of autograder/hints.py written into {shown(path)}")
     say(f"release: nbgrader generate_assignment {ASSIGNMENT} --force (course root {root})")
     try:
         release = generate_release(root)

@@ -93,6 +93,78 @@ _last: tuple[str, str | None] = ("", None)
 _THIS_FILE = os.path.abspath(__file__)
 _STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
 
+# BEGIN HINTS
+# Written by `make release` from the hints catalogue (autograder/hints.py): the likely
+# mistakes in the graders' words. Change them there, not here.
+HINTS: dict[str, str] = {
+    "masks.itself": "a token may attend to itself",
+    "masks.off_by_one": "off by one: query i sees key i+1",
+    "masks.convention": "this contract uses True = may attend",
+    "masks.transposed": "rows are queries, columns are keys",
+    "masks.fill_where_false": "fill where the mask is False",
+    "masks.fill_zero": "0 is a score, not a block: use -inf",
+    "masks.renormalise": "renormalise, or mask before softmax",
+    "masks.arithmetic": "build a fill, not arithmetic on booleans",
+    "masks.on_queries": "padding hides keys (the last dimension)",
+    "masks.top_left": "top-left alignment, as is_causal",
+    "masks.pure": "don't modify inputs",
+    "masks.on_device": "create masks on the input's device",
+    "masks.average": "each row is an average: weights 1/(i+1)",
+    "masks.and_not_or": "a query may attend a key only if both masks allow it (and, not or)",
+    "masks.padding_off_by_one": "off by one: positions 0..length-1 are the real tokens",
+    "scaling.dim": "softmax over the keys: dim=-1",
+    "scaling.sqrt_d_not_d": "divide by √d, not d",
+    "scaling.no_scale": "divide by √d",
+    "scaling.divide_not_multiply": "divide, don't multiply",
+    "scaling.last_dimension": "d is the last dimension",
+    "scaling.head_dimension": "scale by the head dimension",
+    "scaling.k_transpose": "k.transpose(-2, -1)",
+    "scaling.max": "subtract the row max",
+    "scaling.xlogy": "0·log 0 = 0 (torch.special.xlogy)",
+    "scaling.spread": "std over the n dot products",
+    "heads.split_no_transpose": "view as (B, T, H, dh), then transpose(1, 2)",
+    "heads.merge_no_transpose": "transpose back before reshaping",
+    "heads.contiguous": "use reshape or .contiguous()",
+    "heads.strided_heads": "heads own contiguous feature blocks",
+    "heads.qkv_order": "[q | k | v], each d_model wide",
+    "heads.layout": "follow the module layout",
+    "heads.per_head": "return one weight grid per head",
+    "heads.dropout": "no dropout: the module holds only qkv and proj (and is in training mode until .eval())",
+    "positions.sin_even": "even columns are sin",
+    "positions.interleaves": "this contract interleaves",
+    "positions.pairs": "frequencies go by pairs",
+    "positions.exponent": "base^(2i/d)",
+    "positions.from_zero": "positions start at 0",
+    "positions.angles_in_float": "compute angles in float (64 is safest)",
+    "positions.cosine": "cosine = dot of unit vectors",
+    "timing.synchronise": "synchronise before reading the clock",
+    "timing.warmup": "run untimed warm-up calls",
+    "timing.median": "take the median of several runs",
+    "timing.grid_bytes": "B · H · T² · itemsize",
+    "timing.log_log": "fit log(time) against log(T)",
+    "timing.materialised_grid": "the study is about the materialised grid",
+    "timing.clock": "time each call of fn(*args) with time.perf_counter()",
+    "timing.units": "return wall-clock seconds: time.perf_counter() after minus before",
+    "timing.total": "take the median of the timed calls",
+    "timing.count": "call fn exactly warmup + repeats times",
+    "timing.fresh": "q, k, v of shape (1, T, d_head), fresh for each T",
+    "tiles.rescale": "multiply the old sum and output by exp(m_old - m_new)",
+    "tiles.running_max": "the running max is the max of both",
+    "tiles.empty": "an empty state is m = -inf, l = 0, o = 0; guard it",
+    "tiles.normalised": "keep o normalised per SPEC, weight by l·exp(m - m_new)",
+    "tiles.skip": "a block is skipped only when its first key is after every query",
+    "tiles.key_count": "the keys are k's: T_k = k.shape[-2], not the number of queries",
+    "tiles.log_sum": "l is the sum of exp(score - m), not its log",
+    "tiles.last_block": "the last block may be shorter",
+    "tiles.whole_grid": "hold one block of scores at a time",
+}
+# END HINTS
+
+
+def _hint(key: str, detail: str = "") -> str:
+    """A likely mistake in the graders' words (HINTS), then what this check saw that points to it."""
+    return f"{HINTS[key]} — {detail}" if detail else HINTS[key]
+
 
 # ---------------------------------------------------------------------------
 # Reporting machinery
@@ -107,10 +179,9 @@ class _Fail(Exception):
         parts = [what]
         if expected is not None or got is not None:
             parts.append(f"expected {_fmt(expected)}, got {_fmt(got)}")
-        text = "; ".join(parts)
-        if hint:
-            text += f". Likely mistake: {hint}"
-        super().__init__(text)
+        self.checked = "; ".join(parts)
+        self.hint = hint
+        super().__init__(self.checked + (f". Likely mistake: {hint}" if hint else ""))
 
 
 def _fmt(value: Any, limit: int = 8) -> str:
@@ -195,8 +266,10 @@ def _where(tb: Any) -> str:
     return found
 
 
-def _run(name: str, body: Callable[[], str]) -> None:
-    """Run one check body and print exactly one line about it."""
+def _run(name: str, body: Callable[[], str], checked: Any = None) -> None:
+    """Run one check body and print exactly one line about it. When it fails and ``checked`` (the function
+    or class checked) calls another of your functions whose own self-check fails, that one is named as the
+    likely cause: a correct function fails too when a function it calls is wrong."""
     try:
         message = body()
     except NotImplementedError:
@@ -208,16 +281,84 @@ def _run(name: str, body: Callable[[], str]) -> None:
         _record(name, "not done")
         return
     except _Fail as failure:
-        print(f"✘ {name}: {failure}")
+        cause = _cause(name, checked)
+        print(f"✘ {name}: {failure.checked + cause if cause else failure}")
         _record(name, "not right")
         return
     except Exception as error:  # report, never raise
         where = _where(sys.exc_info()[2])
-        print(f"✘ {name} raised {type(error).__name__}: {error}{where}")
+        print(f"✘ {name} raised {type(error).__name__}: {error}{where}{_cause(name, checked)}")
         _record(name, "not right")
         return
     print(f"✔ {name}: {message}")
     _record(name, None)
+
+
+#: The checks being run quietly to find a failure's likely cause (never searched again from inside).
+_tracing: set[str] = set()
+
+
+def _cause(name: str, checked: Any) -> str:
+    """". Likely cause: ..." when a function that ``checked`` calls, directly or through others, fails its
+    own self-check (the deepest such one: the others may fail only because they call it); "" otherwise."""
+    if checked is None or _tracing:
+        return ""
+    _tracing.add(name)
+    try:
+        culprit, path = _failing_callee(checked, [])
+    finally:
+        _tracing.discard(name)
+    if culprit is None:
+        return ""
+    through = f" (through {', '.join(path)})" if path else ""
+    part, own = _section_of(culprit), _section_of(name)
+    graded = (f"the graded tests of {name} use a correct {culprit} (another section's), so {name} itself may "
+              "be right" if part != own else f"then run this check again")
+    return (f". Likely cause: {culprit}, which {name} calls{through}, fails its own self-check: fix {culprit} "
+            f"first; {graded}")
+
+
+def _failing_callee(checked: Any, path: list[str]) -> tuple[str | None, list[str]]:
+    """The deepest of your checked functions that ``checked`` calls and whose self-check fails, and the
+    functions between them; (None, []) when none fails."""
+    namespace = _namespace(checked)
+    for callee in _calls(checked):
+        if callee in path or namespace.get(callee) is checked:
+            continue
+        check, names = _CHECKS[callee]
+        if _quiet_outcome(check, [namespace.get(n) for n in names]) != "not right":
+            continue
+        deeper, between = _failing_callee(namespace[callee], [*path, callee])
+        return (deeper, between) if deeper is not None else (callee, path)
+    return None, []
+
+
+def _namespace(checked: Any) -> dict[str, Any]:
+    """The globals your function (or your class's methods) see: the notebook's."""
+    functions = [checked] if callable(checked) and hasattr(checked, "__code__") else \
+        [f for f in vars(checked).values() if hasattr(f, "__code__")] if isinstance(checked, type) else []
+    return functions[0].__globals__ if functions else {}
+
+
+def _calls(checked: Any) -> list[str]:
+    """The names of your other checked functions that ``checked`` uses (its code, nested code and a class's
+    methods), in the order it names them; only those defined where it is (your notebook), not imported."""
+    if isinstance(checked, type):
+        codes = [f.__code__ for f in vars(checked).values() if hasattr(f, "__code__")]
+    else:
+        codes = [checked.__code__] if hasattr(checked, "__code__") else []
+    found: list[str] = []
+    while codes:
+        code = codes.pop(0)
+        found += [n for n in code.co_names if n not in found]
+        codes += [c for c in code.co_consts if hasattr(c, "co_names")]
+    namespace = _namespace(checked)
+    home = getattr(checked, "__module__", None)
+    return [n for n in found if n in _CHECKS and getattr(namespace.get(n), "__module__", None) == home]
+
+
+def _section_of(name: str) -> str:
+    return next(section for section, (_, checks) in SECTIONS.items() if any(n[0] == name for _, n in checks))
 
 
 def _record(name: str, shortfall: str | None) -> None:
@@ -256,9 +397,8 @@ def _close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-5, rtol: float = 1
 
 def _unchanged(before: torch.Tensor, after: torch.Tensor, what: str) -> None:
     if not torch.equal(before, after):
-        raise _Fail(f"{what} was modified", hint="an in-place operation (such as "
-                    "masked_fill_ or +=) changed the caller's tensor; use the "
-                    "out-of-place version")
+        raise _Fail(f"{what} was modified", hint=_hint("masks.pure", "an in-place operation (masked_fill_, +=) changed the caller's "
+                                                    "tensor: use the out-of-place version"))
 
 
 def _raises_value_error(call: Callable[[], Any], what: str, hint: str) -> None:
@@ -382,16 +522,16 @@ def check_causal_average(causal_average: Callable[[int], torch.Tensor]) -> None:
             if got.triu(1).abs().sum() > 0:
                 hint = "row i may only average columns 0..i; above the diagonal must be 0"
             elif not _close(got.sum(-1), torch.ones(5)):
-                hint = "divide each row by its number of entries (i + 1) so it sums to 1"
+                hint = _hint("masks.average", "divide row i by its i + 1 entries, so that it sums to 1")
             else:
-                hint = "row i holds 1/(i+1) in columns 0..i (a token averages itself too)"
+                hint = _hint("masks.average", "row i holds 1/(i+1) in columns 0..i, itself included")
             raise _Fail("causal_average(5), row by row", expected, got, hint)
         one = _tensor(causal_average(1), "causal_average(1)")
         if not _close(one, torch.ones(1, 1)):
             raise _Fail("causal_average(1)", torch.ones(1, 1), one)
         return "T=5 rows are [1], [1/2]*2, [1/3]*3, [1/4]*4, [1/5]*5, zeros above the diagonal"
 
-    _run("causal_average", body)
+    _run("causal_average", body, causal_average)
 
 
 def check_causal_mask(causal_mask: Callable[..., torch.Tensor]) -> None:
@@ -403,13 +543,13 @@ def check_causal_mask(causal_mask: Callable[..., torch.Tensor]) -> None:
         _dtype(got, torch.bool, "causal_mask(4)", "return a boolean mask (dtype=torch.bool)")
         if not torch.equal(got, _TRIL4):
             if not bool(got.diagonal().all()):
-                hint = "a token may attend to itself: keep the diagonal (tril(-1) or triu(0)?)"
+                hint = _hint("masks.itself", "keep the diagonal (tril(-1) or triu(0)?)")
             elif bool(got[0, 1]) and not bool(got[1, 0]):
-                hint = "this contract uses True = may attend (not True = blocked)"
+                hint = _hint("masks.convention", "not True = blocked")
             elif bool(got[0, 1]) and bool(got[1, 0]):
-                hint = "off by one: query i must not see key i + 1 (tril(1)?)"
+                hint = _hint("masks.off_by_one", "tril(1)?")
             else:
-                hint = "rows are queries, columns are keys: True where key j <= query i"
+                hint = _hint("masks.transposed", "True where key j <= query i")
             raise _Fail("causal_mask(4)", _TRIL4, got, hint)
         for T_q, T_k in ((2, 4), (4, 2)):
             wide = _tensor(causal_mask(T_q, T_k), f"causal_mask({T_q}, {T_k})")
@@ -417,8 +557,8 @@ def check_causal_mask(causal_mask: Callable[..., torch.Tensor]) -> None:
             if tuple(wide.shape) != (T_q, T_k) or not torch.equal(wide, expected):
                 bottom_right = _bool_grid([[j <= i + T_k - T_q for j in range(T_k)]
                                            for i in range(T_q)])
-                hint = ("top-left alignment, as is_causal=True: query i sees keys 0..i "
-                        "whatever T_k is" if tuple(wide.shape) == (T_q, T_k)
+                hint = (_hint("masks.top_left", "query i sees keys 0..i whatever T_k is")
+                        if tuple(wide.shape) == (T_q, T_k)
                         and torch.equal(wide, bottom_right) else
                         "the mask has T_q rows (queries) and T_k columns (keys)")
                 raise _Fail(f"causal_mask({T_q}, {T_k})", expected, wide, hint)
@@ -437,7 +577,7 @@ def check_causal_mask(causal_mask: Callable[..., torch.Tensor]) -> None:
                         "create the mask on `device` (pass device= to the factory function)")
         return "square, T_q < T_k and T_q > T_k grids are top-left lower triangles; device= is honoured"
 
-    _run("causal_mask", body)
+    _run("causal_mask", body, causal_mask)
 
 
 def check_padding_mask(padding_mask: Callable[[torch.Tensor, int], torch.Tensor]) -> None:
@@ -453,15 +593,15 @@ def check_padding_mask(padding_mask: Callable[[torch.Tensor, int], torch.Tensor]
         expected = _bool_grid([[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 1, 1]])
         if not torch.equal(got, expected):
             if torch.equal(got, ~expected):
-                hint = "True = may attend: real tokens are True, padding is False"
+                hint = _hint("masks.convention", "real tokens are True, padding is False")
             elif torch.equal(got, _bool_grid([[1, 1, 1, 1], [1, 1, 0, 0], [1, 1, 1, 1]])):
-                hint = "off by one: position p is real when p < length (not <=)"
+                hint = _hint("masks.padding_off_by_one", "position p is real when p < length, not <=")
             else:
                 hint = "True exactly at positions 0 .. lengths[b] - 1"
             raise _Fail("padding_mask([3, 1, 4], 4)", expected, got, hint)
         return "lengths [3, 1, 4], T=4 give [[1,1,1,0], [1,0,0,0], [1,1,1,1]]; lengths untouched"
 
-    _run("padding_mask", body)
+    _run("padding_mask", body, padding_mask)
 
 
 def check_apply_mask(apply_mask: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
@@ -476,9 +616,9 @@ def check_apply_mask(apply_mask: Callable[[torch.Tensor, torch.Tensor], torch.Te
         allowed = _TRIL4.expand(2, 4, 4)
         if not torch.equal(got[allowed], scores[allowed]):
             if bool(torch.isinf(got[allowed]).any()) or bool((got[allowed] < -1e8).any()):
-                hint = "fill where the mask is False (~mask): True means may attend"
+                hint = _hint("masks.fill_where_false", "~mask: True means may attend")
             elif _close(got, scores + _TRIL4) or _close(got, scores * _TRIL4):
-                hint = "adding or multiplying a boolean mask blocks nothing: use masked_fill with -inf"
+                hint = _hint("masks.arithmetic", "adding or multiplying a boolean mask blocks nothing: masked_fill with -inf")
             else:
                 hint = "allowed entries must keep their scores unchanged"
             raise _Fail("allowed entries (mask True) unchanged", scores[allowed][:6],
@@ -487,9 +627,9 @@ def check_apply_mask(apply_mask: Callable[[torch.Tensor, torch.Tensor], torch.Te
         blocked = weights[~allowed]
         if not bool((blocked == 0).all()):
             if bool((got[~allowed] == 0).all()):
-                hint = "0 is a score, not a block: fill with -inf (or a huge negative number)"
+                hint = _hint("masks.fill_zero", "or a huge negative number")
             else:
-                hint = "build a fill with masked_fill, not arithmetic on the boolean mask"
+                hint = _hint("masks.arithmetic", "masked_fill")
             raise _Fail("softmax weight of blocked entries", "all 0", blocked[:6], hint)
         keys = _bool_grid([[1, 1, 1, 0], [1, 1, 0, 0]]).reshape(2, 1, 4)
         padded = apply_mask(scores, keys)
@@ -500,7 +640,7 @@ def check_apply_mask(apply_mask: Callable[[torch.Tensor, torch.Tensor], torch.Te
                         "let the mask broadcast against the scores (masked_fill does)")
         return "blocked entries get weight 0 after softmax, allowed scores unchanged, broadcasting works, input untouched"
 
-    _run("apply_mask", body)
+    _run("apply_mask", body, apply_mask)
 
 
 def check_combine_masks(combine_masks: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
@@ -519,16 +659,16 @@ def check_combine_masks(combine_masks: Callable[[torch.Tensor, torch.Tensor], to
             on_queries = torch.stack([_bool_grid([[1, 0, 0], [1, 1, 0], [0, 0, 0]]),
                                       _bool_grid([[1, 0, 0], [0, 0, 0], [0, 0, 0]])]).unsqueeze(1)
             if torch.equal(got, on_queries):
-                hint = "padding hides keys (the last dimension): padding[:, None, None, :]"
+                hint = _hint("masks.on_queries", "padding[:, None, None, :]")
             elif torch.equal(got, expected | ~causal) or bool(got.sum() > expected.sum()):
-                hint = "a query may attend only where both masks allow it: use &, not |"
+                hint = _hint("masks.and_not_or", "use &, not |")
             else:
                 hint = "causal (T, T) becomes (1, 1, T, T), padding (B, T) becomes (B, 1, 1, T)"
             raise _Fail("combine_masks for lengths [2, 1], batch 1", expected[1, 0], got[1, 0]
                         if got.shape == expected.shape else got, hint)
         return "lengths [2, 1] with a 3x3 causal mask give the expected (2, 1, 3, 3) grids; padding hides keys"
 
-    _run("combine_masks", body)
+    _run("combine_masks", body, combine_masks)
 
 
 # ---------------------------------------------------------------------------
@@ -556,7 +696,7 @@ def check_attention_scores(attention_scores: Callable[[torch.Tensor, torch.Tenso
                                   [0.5, 1.0, -1.5, 0.5, -3.5, 3.5, 2.0, -2.0, -2.0],
                                   [-0.5, -1.5, -2.5, -2.5, -3.5, 2.0, 0.0, 2.0, 1.0]]])
         q_before, k_before = q.clone(), k.clone()
-        transpose_hint = "transpose only the last two axes of k: k.transpose(-2, -1) (k.T reverses every axis)"
+        transpose_hint = _hint("scaling.k_transpose", "transpose only the last two axes of k: k.T reverses every axis")
         try:
             got = _tensor(attention_scores(q, k), "attention_scores(q (2, 3, 4), k (2, 9, 4))")
         except NotImplementedError:
@@ -573,11 +713,11 @@ def check_attention_scores(attention_scores: Callable[[torch.Tensor, torch.Tenso
             ratios = got[nonzero] / expected[nonzero]
             ratio = ratios.median().item()
             if bool(torch.allclose(ratios, torch.full_like(ratios, ratio), atol=1e-3)):
-                for value, text in ((2.0, "divide by √d (here √4 = 2)"),
-                                    (0.5, "divide by √d, not by d"),
-                                    (4.0, "divide by √d, don't multiply"),
-                                    (2 / 3, "d is the last dimension, not the number of keys (k.shape[-2])"),
-                                    (2 / math.sqrt(3), "d is the last dimension, not the number of queries")):
+                for value, text in ((2.0, _hint("scaling.no_scale", "here √4 = 2")),
+                                    (0.5, _hint("scaling.sqrt_d_not_d")),
+                                    (4.0, _hint("scaling.divide_not_multiply")),
+                                    (2 / 3, _hint("scaling.last_dimension", "not the number of keys (k.shape[-2])")),
+                                    (2 / math.sqrt(3), _hint("scaling.last_dimension", "not the number of queries"))):
                     if abs(ratio - value) < 1e-3:
                         hint = text
             raise _Fail("batched scores with d = 4, T_q = 3, T_k = 9 (first row)",
@@ -599,7 +739,7 @@ def check_attention_scores(attention_scores: Callable[[torch.Tensor, torch.Tenso
         _shape(big, (2, 3, 5, 7), "attention_scores(q (2, 3, 5, 8), k (2, 3, 7, 8))", transpose_hint)
         return '"the cat sat down" scores match the table of section 2.1; batched 3-D and 4-D inputs with T ≠ d work'
 
-    _run("attention_scores", body)
+    _run("attention_scores", body, attention_scores)
 
 
 def check_attention_weights(attention_weights: Callable[..., torch.Tensor]) -> None:
@@ -610,7 +750,7 @@ def check_attention_weights(attention_weights: Callable[..., torch.Tensor]) -> N
         got = _tensor(attention_weights(scores), "attention_weights(scores)")
         if not _close(got, _CAT_WEIGHTS, atol=6e-4, rtol=0):
             if _close(got.sum(-2), torch.ones(4), atol=1e-4):
-                hint = "softmax over the keys (dim=-1): the columns sum to 1, the rows don't"
+                hint = _hint("scaling.dim", "the columns sum to 1, the rows don't")
             else:
                 hint = "each row is softmax(row of scores)"
             raise _Fail('"the cat sat down" weights, no mask (row "sat")', _CAT_WEIGHTS[2],
@@ -629,19 +769,19 @@ def check_attention_weights(attention_weights: Callable[..., torch.Tensor]) -> N
         _shape(got, (2, 3, 5, 7), "attention_weights(scores (2, 3, 5, 7), mask (5, 7))")
         if not bool(torch.isfinite(got).all()):
             raise _Fail("weights for scores of size about ±100", "finite numbers", "NaN or inf",
-                        "a hand-written softmax must subtract the row maximum (or use torch.softmax)")
+                        _hint("scaling.max", "a hand-written softmax must (or use torch.softmax)"))
         sums = got.sum(-1)
         if not _close(sums, torch.ones_like(sums), atol=1e-5, rtol=0):
             raise _Fail("row sums of masked weights", "all 1", sums.reshape(-1)[:6],
-                        "renormalise after masking, or mask (with -inf) before the softmax")
+                        _hint("masks.renormalise"))
         leaked = got[..., ~mask]
         if not bool((leaked == 0).all()):
             raise _Fail("weight on blocked entries", "exactly 0", leaked.abs().max().item(),
-                        "0 is a score, not a block: fill blocked scores with -inf")
+                        _hint("masks.fill_zero"))
         return ('"the cat sat down" weights (plain and causal) match the tables of section 2.2; '
                 'rows sum to 1, blocked entries are exactly 0')
 
-    _run("attention_weights", body)
+    _run("attention_weights", body, attention_weights)
 
 
 def check_scaled_dot_product_attention(scaled_dot_product_attention: Callable[..., Any]) -> None:
@@ -664,9 +804,9 @@ def check_scaled_dot_product_attention(scaled_dot_product_attention: Callable[..
         expected = F.scaled_dot_product_attention(q, k, v)
         if not _close(out, expected):
             hint = None
-            for scale, text in ((1.0, "divide the scores by √d"), (1 / 8, "divide by √d, not d"),
-                                (math.sqrt(8), "divide by √d, don't multiply"),
-                                (1 / math.sqrt(7), "d is q.shape[-1], not the number of keys")):
+            for scale, text in ((1.0, _hint("scaling.no_scale")), (1 / 8, _hint("scaling.sqrt_d_not_d")),
+                                (math.sqrt(8), _hint("scaling.divide_not_multiply")),
+                                (1 / math.sqrt(7), _hint("scaling.last_dimension", "q.shape[-1], not the number of keys"))):
                 if _close(out, F.scaled_dot_product_attention(q, k, v, scale=scale)):
                     hint = text
             raise _Fail("output without a mask against F.scaled_dot_product_attention",
@@ -687,7 +827,7 @@ def check_scaled_dot_product_attention(scaled_dot_product_attention: Callable[..
                         out[1, 0, 0], "the mask must broadcast against (B, H, T_q, T_k)")
         return "matches F.scaled_dot_product_attention with no mask, a causal mask and a padding mask (T_q ≠ T_k ≠ d)"
 
-    _run("scaled_dot_product_attention", body)
+    _run("scaled_dot_product_attention", body, scaled_dot_product_attention)
 
 
 def check_dot_product_spread(dot_product_spread: Callable[..., float]) -> None:
@@ -701,11 +841,11 @@ def check_dot_product_spread(dot_product_spread: Callable[..., float]) -> None:
         scaled = dot_product_spread(64, 10_000, scaled=True, generator=_gen(8))
         if not 7.4 < raw < 8.6:
             hint = ("scaled=False must not divide by √d" if 0.9 < raw < 1.1 else
-                    "take the standard deviation over the n dot products, each a sum over d products")
+                    _hint("scaling.spread", "each dot product a sum over d products"))
             raise _Fail("spread of raw dot products at d=64 (√64 = 8)", "about 8", raw, hint)
         if not 0.93 < scaled < 1.07:
             hint = ("scaled=True divides each dot product by √d" if 7.4 < scaled < 8.6 else
-                    "divide by √d, not d" if 0.1 < scaled < 0.15 else None)
+                    _hint("scaling.sqrt_d_not_d") if 0.1 < scaled < 0.15 else None)
             raise _Fail("spread of scaled dot products at d=64", "about 1", scaled, hint)
         small = dot_product_spread(4, 10_000, scaled=False, generator=_gen(9))
         if not 1.85 < small < 2.15:
@@ -719,7 +859,7 @@ def check_dot_product_spread(dot_product_spread: Callable[..., float]) -> None:
             raise _Fail("n=500 dot products at d=16, scaled", "about 1", few, "use n, not a fixed count")
         return f"d=64: raw {raw:.2f} (≈ √64 = 8), scaled {scaled:.2f} (≈ 1); d=4: raw {small:.2f} (≈ 2); generator honoured"
 
-    _run("dot_product_spread", body)
+    _run("dot_product_spread", body, dot_product_spread)
 
 
 def check_softmax_entropy(softmax_entropy: Callable[[torch.Tensor], torch.Tensor]) -> None:
@@ -736,7 +876,7 @@ def check_softmax_entropy(softmax_entropy: Callable[[torch.Tensor], torch.Tensor
         expected = torch.tensor([math.log(8), 0.0, math.log(2)])
         if not bool(torch.isfinite(got).all()):
             raise _Fail("entropy of [1, 0, …, 0] and [0.5, 0.5, 0, …]", expected, got,
-                        "0·log 0 counts as 0: use torch.special.xlogy(p, p)")
+                        _hint("scaling.xlogy", "0·log 0 counts as 0"))
         if not _close(got, expected, atol=1e-5):
             hint = ("entropy is -Σ p log p (mind the minus sign)" if _close(got, -expected, atol=1e-5)
                     else "entropy in nats uses the natural log" if _close(got, expected / math.log(2), atol=1e-4)
@@ -747,7 +887,7 @@ def check_softmax_entropy(softmax_entropy: Callable[[torch.Tensor], torch.Tensor
         _shape(batch, (2, 3), "softmax_entropy of weights (2, 3, 5)")
         return "uniform over 8 keys gives ln 8 = 2.079, one-hot gives 0 (not NaN), half-half gives ln 2"
 
-    _run("softmax_entropy", body)
+    _run("softmax_entropy", body, softmax_entropy)
 
 
 # ---------------------------------------------------------------------------
@@ -769,9 +909,9 @@ def check_split_heads(split_heads: Callable[[torch.Tensor, int], torch.Tensor]) 
                 for t in range(3):
                     if not torch.equal(got[b, h, t], x[b, t, 3 * h:3 * h + 3]):
                         if torch.equal(got, x.reshape(2, 4, 3, 3)):
-                            hint = "view as (B, T, H, dh) first, then transpose(1, 2)"
+                            hint = _hint("heads.split_no_transpose")
                         elif torch.equal(got, x.reshape(2, 3, 3, 4).permute(0, 3, 1, 2)):
-                            hint = "heads own contiguous blocks of features: (B, T, H, dh), not (B, T, dh, H)"
+                            hint = _hint("heads.strided_heads", "(B, T, H, dh), not (B, T, dh, H)")
                         else:
                             hint = "head h holds features h*dh .. (h+1)*dh - 1 of every token"
                         raise _Fail(f"head {h} of token {t} (x holds 0, 1, 2, … in order)",
@@ -783,7 +923,7 @@ def check_split_heads(split_heads: Callable[[torch.Tensor, int], torch.Tensor]) 
                             "check d_model % n_heads and raise ValueError naming both")
         return "(1, 10, 64) with 4 heads gives (1, 4, 10, 16); head h holds features h*dh..(h+1)*dh-1; 5 heads of 64 raise ValueError"
 
-    _run("split_heads", body)
+    _run("split_heads", body, split_heads)
 
 
 def check_merge_heads(merge_heads: Callable[[torch.Tensor], torch.Tensor],
@@ -800,7 +940,7 @@ def check_merge_heads(merge_heads: Callable[[torch.Tensor], torch.Tensor],
             for t in range(3):
                 for h in range(4):
                     if not torch.equal(got[b, t, 3 * h:3 * h + 3], x[b, h, t]):
-                        hint = ("transpose back to (B, T, H, dh) before reshaping"
+                        hint = (_hint("heads.merge_no_transpose", "to (B, T, H, dh)")
                                 if torch.equal(got, x.reshape(2, 3, 12)) else
                                 "features h*dh .. (h+1)*dh - 1 of token t come from head h")
                         raise _Fail(f"features of head {h} in token {t}", x[b, h, t],
@@ -813,7 +953,7 @@ def check_merge_heads(merge_heads: Callable[[torch.Tensor], torch.Tensor],
         except RuntimeError as error:
             raise _Fail("merge_heads on a non-contiguous tensor (as attention produces)",
                         "it works", f"RuntimeError: {str(error)[:60]}…",
-                        "use reshape, or .contiguous() before .view") from None
+                        _hint("heads.contiguous", ".view needs contiguous memory")) from None
         if not torch.equal(again, got):
             raise _Fail("merge_heads on a non-contiguous tensor", got[0, 0], again[0, 0])
         extra = ""
@@ -831,7 +971,7 @@ def check_merge_heads(merge_heads: Callable[[torch.Tensor], torch.Tensor],
             extra = "; split → merge is lossless"
         return "(2, 4, 3, 3) merges to (2, 3, 12) with head h in features h*dh..(h+1)*dh-1" + extra
 
-    _run("merge_heads", body)
+    _run("merge_heads", body, merge_heads)
 
 
 def check_causal_self_attention(CausalSelfAttention: type) -> None:
@@ -917,7 +1057,7 @@ def check_causal_self_attention(CausalSelfAttention: type) -> None:
         return ("16,640 parameters; (2, 12, 64) in and out, weights (2, 4, 12, 12); causal; "
                 "matches nn.MultiheadAttention with the same weights")
 
-    _run(name, body)
+    _run(name, body, CausalSelfAttention)
 
 
 check_CausalSelfAttention = check_causal_self_attention
@@ -939,11 +1079,11 @@ def check_sinusoidal_encoding(sinusoidal_encoding: Callable[..., torch.Tensor]) 
         first = torch.tensor([0.0, 1.0] * 32)
         if not _close(pe[0], first, atol=1e-6):
             if _close(pe[0], torch.tensor([1.0, 0.0] * 32), atol=1e-6):
-                hint = "sin and cos swapped: even columns are sin, odd columns cos"
+                hint = _hint("positions.sin_even", "sin and cos are swapped")
             elif _close(pe[0], torch.tensor([0.0] * 32 + [1.0] * 32), atol=1e-6):
-                hint = "this contract interleaves sin and cos (PE[p, 2i], PE[p, 2i+1]); not [sin… | cos…]"
+                hint = _hint("positions.interleaves", "sin at PE[p, 2i], cos at PE[p, 2i+1]; not [sin… | cos…]")
             elif abs(pe[0, 0].item() - math.sin(1)) < 1e-5:
-                hint = "positions start at 0"
+                hint = _hint("positions.from_zero")
             else:
                 hint = None
             raise _Fail("PE[0] (position 0)", first, pe[0], hint)
@@ -970,7 +1110,7 @@ def check_sinusoidal_encoding(sinusoidal_encoding: Callable[..., torch.Tensor]) 
                             "an odd d_model cannot be split into sin/cos pairs: raise ValueError")
         return "PE[0] = [0, 1, 0, 1, …]; hand-computed entries match at positions 1, 10, 50, 63 and 2047; odd d_model raises ValueError"
 
-    _run("sinusoidal_encoding", body)
+    _run("sinusoidal_encoding", body, sinusoidal_encoding)
 
 
 def check_position_similarity(position_similarity: Callable[[torch.Tensor], torch.Tensor],
@@ -985,7 +1125,7 @@ def check_position_similarity(position_similarity: Callable[[torch.Tensor], torc
         _shape(got, (6, 6), "position_similarity(pe (6, 5))", "one row and one column per position")
         expected = F.cosine_similarity(pe[:, None, :], pe[None, :, :], dim=-1)
         if not _close(got, expected, atol=1e-5):
-            hint = ("cosine = dot product of unit vectors: normalise each row first"
+            hint = (_hint("positions.cosine", "normalise each row first")
                     if not _close(got.diagonal(), torch.ones(6), atol=1e-4) else None)
             raise _Fail("cosine similarities of random vectors (row 0)", expected[0], got[0], hint)
         if sinusoidal_encoding is None:
@@ -1003,7 +1143,7 @@ def check_position_similarity(position_similarity: Callable[[torch.Tensor], torc
                         figures, row, "check sinusoidal_encoding first")
         return "cosine similarity of every pair; position 10 vs 10, 11, 15, 30, 60 = " + _fmt(row)
 
-    _run("position_similarity", body)
+    _run("position_similarity", body, position_similarity)
 
 
 def check_add_positions(add_positions: Callable[[torch.Tensor], torch.Tensor]) -> None:
@@ -1029,7 +1169,7 @@ def check_add_positions(add_positions: Callable[[torch.Tensor], torch.Tensor]) -
             raise _Fail("add_positions(x) - x equals the encoding", got[0, 1], (out - x)[0, 1])
         return "adds the (T, D) encoding to every sequence; keeps x's dtype; x untouched"
 
-    _run("add_positions", body)
+    _run("add_positions", body, add_positions)
 
 
 def check_is_permutation_equivariant(is_permutation_equivariant: Callable[..., bool]) -> None:
@@ -1056,7 +1196,7 @@ def check_is_permutation_equivariant(is_permutation_equivariant: Callable[..., b
         _unchanged(before, x, "x")
         return "True for elementwise maps and unmasked attention; False for a running sum, causal attention and added positions"
 
-    _run("is_permutation_equivariant", body)
+    _run("is_permutation_equivariant", body, is_permutation_equivariant)
 
 
 # ---------------------------------------------------------------------------
@@ -1076,7 +1216,7 @@ def check_score_grid_bytes(score_grid_bytes: Callable[..., int]) -> None:
                             "return an int (use int(...) if you computed a tensor or float)")
             if got != expected:
                 hint = ("float32 takes 4 bytes per entry" if got * 2 == expected else
-                        "the grid has T × T entries" if got == T * 4 else "B · H · T² · itemsize")
+                        "the grid has T × T entries" if got == T * 4 else _hint("timing.grid_bytes"))
                 raise _Fail(f"score_grid_bytes({T}) (float32, 1 head, batch 1)", expected, got, hint)
         got = score_grid_bytes(64, n_heads=4, batch=2, dtype=torch.float16)
         if got != 65_536:
@@ -1087,7 +1227,7 @@ def check_score_grid_bytes(score_grid_bytes: Callable[..., int]) -> None:
             raise _Fail("score_grid_bytes(10, dtype=float64)", 800, got, "item size of float64 is 8 bytes")
         return "16 KiB at T=64, 4 MiB at 1,024, 256 MiB at 8,192, 64 GiB at 131,072; heads, batch and dtype count"
 
-    _run("score_grid_bytes", body)
+    _run("score_grid_bytes", body, score_grid_bytes)
 
 
 class _Workload:
@@ -1114,7 +1254,7 @@ def check_time_call(time_call: Callable[..., float]) -> None:
             raise _Fail("number of calls with repeats=1, warmup=1", 2, len(first.calls),
                         "call fn warmup times untimed, then repeats times timed")
         if isinstance(got, (int, float)) and not 0.0035 < got < 0.04:
-            hint = ("return seconds (time.perf_counter differences), not milliseconds" if got > 1.0 else
+            hint = (_hint("timing.units", "not milliseconds") if got > 1.0 else
                     "the warm-up calls must not be timed" if got > 0.04 else None)
             raise _Fail("time of 1 call of 4 ms after a warm-up call of 100 ms", f"≈ {fast} s", got, hint)
         work = _Workload([fast, fast, fast, slow, fast, fast])  # warm-up, then 5 timed calls
@@ -1130,11 +1270,11 @@ def check_time_call(time_call: Callable[..., float]) -> None:
             mean_all = (slow + fast * 5) / 6
             mean_timed = (slow + fast * 4) / 5
             if got > 1.0:
-                hint = "return seconds (time.perf_counter differences), not milliseconds"
+                hint = _hint("timing.units", "not milliseconds")
             elif abs(got - mean_timed) < 0.006:
-                hint = "take the median of the timed calls, not the mean"
+                hint = _hint("timing.median", "not the mean")
             elif abs(got - mean_all) < 0.006 or got > 0.09:
-                hint = "run the warm-up calls untimed, and return the median of the timed calls"
+                hint = _hint("timing.warmup")
             else:
                 hint = "return the median wall-clock time of one call"
             raise _Fail("median time of 5 calls of 4 ms, one of which takes 100 ms",
@@ -1146,7 +1286,7 @@ def check_time_call(time_call: Callable[..., float]) -> None:
         return (f"{got * 1000:.1f} ms for 4 ms calls: a slow warm-up call is excluded, the median ignores a 100 ms outlier"
                 + ("" if torch.cuda.is_available() else "; (synchronising is only testable on a GPU)"))
 
-    _run("time_call", body)
+    _run("time_call", body, time_call)
 
 
 def check_time_attention(time_attention: Callable[..., list]) -> None:
@@ -1193,7 +1333,7 @@ def check_time_attention(time_attention: Callable[..., list]) -> None:
                         "return the times in the order of Ts")
         return "fresh (1, T, d_head) inputs per T, timed with time_call; times follow the order of Ts"
 
-    _run("time_attention", body)
+    _run("time_attention", body, time_attention)
 
 
 def check_fit_power_law(fit_power_law: Callable[[Any, Any], float]) -> None:
@@ -1205,7 +1345,7 @@ def check_fit_power_law(fit_power_law: Callable[[Any, Any], float]) -> None:
         if not isinstance(got, float):
             raise _Fail("return type of fit_power_law", "a Python float", type(got).__name__)
         if abs(got - 2.0) > 1e-6:
-            hint = ("fit log(time) against log(T), not time against T" if abs(got) < 1e-3 else
+            hint = (_hint("timing.log_log", "not time against T") if abs(got) < 1e-3 else
                     "least-squares slope: Σ(x - x̄)(y - ȳ) / Σ(x - x̄)² with x = log T, y = log time")
             raise _Fail("slope for times = 1e-9 · T²", 2.0, got, hint)
         got = fit_power_law(Ts, [5e-7 * T ** 1.5 for T in Ts])
@@ -1218,7 +1358,7 @@ def check_fit_power_law(fit_power_law: Callable[[Any, Any], float]) -> None:
                         "fit a least-squares line through all points, not just the first and last")
         return "slopes 2 and 1.5 for exact power laws, 1.959 for a noisy T² (least squares on log-log)"
 
-    _run("fit_power_law", body)
+    _run("fit_power_law", body, fit_power_law)
 
 
 # ---------------------------------------------------------------------------
@@ -1308,7 +1448,7 @@ def check_block_state(block_state: Callable[..., Any]) -> None:
         return ('"sat" against "the" and "cat": m = 2.828, l = 1.059, o = [0.056, 0.944]; batched and masked '
                 "states match; a row with no key gives m = -inf, l = 0, o = 0")
 
-    _run("block_state", body)
+    _run("block_state", body, block_state)
 
 
 def check_merge_states(merge_states: Callable[..., Any]) -> None:
@@ -1339,8 +1479,8 @@ def check_merge_states(merge_states: Callable[..., Any]) -> None:
         for x, y, label in ((first, second, "(first, second)"), (second, first, "(second, first)")):
             merged = _state_of(merge_states(x, y), f"merge_states{label}", (2, 4), 3)
             _same_state(merged, whole, f"merge_states{label} of keys 0..4 and 5..8 against all 9 keys",
-                        ("the merged max is the larger of the two",
-                         "multiply the old sum and output by exp(m_old - m_new)",
+                        (_hint("tiles.running_max", "the merged max is the larger of the two"),
+                         _hint("tiles.rescale"),
                          "weight each (normalised) o by l·exp(m_side - m), then divide by the merged l"))
         empty = _empty_state(first[0], first[2])
         for x, y, label, want in ((first, empty, "(state, empty)", first), (empty, first, "(empty, state)", first),
@@ -1350,7 +1490,7 @@ def check_merge_states(merge_states: Callable[..., Any]) -> None:
         return ("the worked example gives m = 3, l = 1.503, o = 21.55; two blocks merge into all their keys "
                 "in either order; an empty state changes nothing")
 
-    _run("merge_states", body)
+    _run("merge_states", body, merge_states)
 
 
 def _worst_row(got: torch.Tensor, want: torch.Tensor) -> tuple[int, ...]:
@@ -1380,7 +1520,7 @@ def check_tiled_attention(tiled_attention: Callable[..., torch.Tensor]) -> None:
             if not _close(got, want):
                 hint = None
                 if block_size == 4 and _close(got, F.scaled_dot_product_attention(q, k[..., :8, :], v[..., :8, :])):
-                    hint = "the last block may be shorter: 11 keys in blocks of 4 are 4 + 4 + 3"
+                    hint = _hint("tiles.last_block", "11 keys in blocks of 4 are 4 + 4 + 3")
                 index = _worst_row(got, want)
                 raise _Fail(f"tiled_attention with block_size={block_size} (11 keys) against "
                             f"F.scaled_dot_product_attention, output row {list(index)}", want[index], got[index], hint)
@@ -1408,7 +1548,7 @@ def check_tiled_attention(tiled_attention: Callable[..., torch.Tensor]) -> None:
                 "and causal for T_q < T_k and T_q > T_k; block_size=0 raises ValueError; "
                 + _memory_verdict(tiled_attention))
 
-    _run("tiled_attention", body)
+    _run("tiled_attention", body, tiled_attention)
 
 
 # The graded memory check of tiled_attention (autograder/graders/test_tiles.py), measured as the grader
@@ -1445,7 +1585,7 @@ def _memory_verdict(tiled_attention: Callable[..., torch.Tensor]) -> str:
     if used > MEMORY_HELD:
         raise _Fail(f"the memory tiled_attention uses at T = {MEMORY_T:,}, blocks of {MEMORY_BLOCK} (the "
                     f"{MEMORY_T:,} × {MEMORY_T:,} grid alone is 36 MiB)", f"at most {MEMORY_HELD >> 20} MiB", shown,
-                    "hold one block of scores at a time")
+                    _hint("tiles.whole_grid"))
     return f"it uses {shown} at T = {MEMORY_T:,} (at most {MEMORY_HELD >> 20} MiB)"
 
 
@@ -1545,7 +1685,7 @@ def check_tiled_score_bytes(tiled_score_bytes: Callable[..., int]) -> None:
                         "multiply by heads and batch, and use the dtype's item size (float16: 2 bytes)")
         return "64 MiB for blocks of 128 keys at T = 131,072 (the grid: 64 GiB); heads, batch and dtype count"
 
-    _run("tiled_score_bytes", body)
+    _run("tiled_score_bytes", body, tiled_score_bytes)
 
 
 # ---------------------------------------------------------------------------
@@ -1596,6 +1736,10 @@ SECTIONS: dict[str, tuple[str, tuple[_Check, ...]]] = {
         (check_tiled_score_bytes, ("tiled_score_bytes",)),
     )),
 }
+
+
+#: Each self-check by the name of the function it checks: (check, the names it takes).
+_CHECKS: dict[str, _Check] = {names[0]: (check, names) for _, checks in SECTIONS.values() for check, names in checks}
 
 
 def _autograding() -> bool:

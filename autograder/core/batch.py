@@ -22,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
-from .. import assignment
+from .. import assignment, releases
 from ..isolation.cgroups import memory_limit
 from ..isolation.limits import Limits
 from ..isolation.protocol import SandboxBreach
@@ -78,14 +78,21 @@ def fingerprint(submission: Submission, parts: tuple[str, ...], secret: str) -> 
     return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
 
 
-@lru_cache(maxsize=None)
 def grader_version() -> str:
-    """A digest of the graders, the reference and the release they read: a change to any regrades all."""
+    """A digest of the graders, their hints, the reference and the release graded against: a change to any
+    regrades all."""
+    return _grader_version(releases.current().digest)
+
+
+@lru_cache(maxsize=4)
+def _grader_version(release_digest: str) -> str:
     digest = hashlib.sha256()
-    for folder in (assignment.GRADERS_DIR, assignment.reference_folder(), assignment.release_folder()):
+    for folder in (assignment.GRADERS_DIR, assignment.reference_folder()):
         for path in sorted(folder.glob("*")):
             if path.is_file() and path.suffix in (".py", ".ipynb"):
                 digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    digest.update(b"hints\0" + (assignment.PACKAGE_DIR / "hints.py").read_bytes())  # what a failed check says
+    digest.update(b"release\0" + release_digest.encode())
     return digest.hexdigest()
 
 

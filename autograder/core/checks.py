@@ -4,7 +4,7 @@ Every failure says what was checked, expected against got in a few numbers,
 and the likely mistake. A check receives only plain data from the submission,
 so each helper first makes sure the value is what it claims to be.
 
-The likely mistake is the catalogue's words (docs/mistakes.md), the same wherever it is named, so
+The likely mistake is the catalogue's words (autograder/hints.py), the same wherever it is named, so
 that the class report can count it; what one check saw that points to it is its `detail`
 (`Hint(text, detail)`). One slip often fails many checks of a part, each in its own way: a part's
 `Diagnosis` probes the submission a few times (once, and only when a check has failed) for the
@@ -51,7 +51,7 @@ class Failure(AssertionError):
 
 @dataclass(frozen=True)
 class Hint:
-    """A likely mistake: `text` in the catalogue's words (docs/mistakes.md; what CheckResult.hint and
+    """A likely mistake: `text` in the catalogue's words (autograder/hints.py; what CheckResult.hint and
     the class report hold), `detail` what this check saw that points to it (shown after it)."""
 
     text: str

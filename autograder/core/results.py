@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import enum
 import fnmatch
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from ..quiz import OPTIONS
 from .submission import REFUSED
@@ -108,6 +109,18 @@ def set_counting(counting: Counting) -> None:
 
 def counting() -> Counting:
     return _counting
+
+
+@contextmanager
+def counted_as(counting: Counting) -> Iterator[Counting]:
+    """Totals computed inside count as `counting` says, and as before afterwards: what a run reports after it
+    has ended (its class table, a caller's own summary) counts as the run did."""
+    before = _counting
+    set_counting(counting)
+    try:
+        yield counting
+    finally:
+        set_counting(before)
 
 
 @dataclass(frozen=True)

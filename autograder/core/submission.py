@@ -39,7 +39,7 @@ from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Any, BinaryIO, Callable, Iterable
 
-from .. import assignment, quiz
+from .. import assignment, quiz, releases
 from . import jupyter
 from ..text import code_lines, printable
 
@@ -685,23 +685,32 @@ def _charge(submission: Submission, code: str, shown: str) -> bool:
     return True
 
 
-@lru_cache(maxsize=None)
 def release_cells(notebook: str) -> tuple[tuple[str, str, bool], ...]:
-    """(grade_id, code, is answer cell) of the released notebook `notebook`."""
-    path = assignment.release_folder() / f"{notebook}.ipynb"
-    cells = _notebook_cells(path.read_bytes()) if path.is_file() else None
+    """(grade_id, code, is answer cell) of the notebook `notebook` of the release graded against
+    (`releases.current()`: the grader's own, or an nbgrader course's build)."""
+    return _release_cells(releases.current(), notebook)
+
+
+@lru_cache(maxsize=8)
+def _release_cells(release: releases.Release, notebook: str) -> tuple[tuple[str, str, bool], ...]:
+    data = release.notebook(notebook)
+    cells = _notebook_cells(data) if data is not None else None
     if cells is None:
-        raise SubmissionError(f"the released notebook {path} is missing or unreadable")
+        raise SubmissionError(f"the released notebook {notebook}.ipynb of {release.where} is missing or unreadable")
     turner = jupyter.Turner()  # a course's setup cell may hold a magic (`%matplotlib inline`)
     return tuple((grade_id, turner.python(code)[0], is_answer) for grade_id, code, is_answer in cells)
 
 
-@lru_cache(maxsize=None)
 def answer_names(notebook: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """(grade_id, the names it defines) of each answer cell of the released notebook `notebook`: what finds
     the cell in a notebook that lacks nbgrader's metadata, and what graded code reads of it."""
+    return _answer_names(releases.current(), notebook)
+
+
+@lru_cache(maxsize=8)
+def _answer_names(release: releases.Release, notebook: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple((grade_id, tuple(sorted(_defines(_parse(code) or [])))) for grade_id, code, is_answer
-                 in release_cells(notebook) if is_answer)
+                 in _release_cells(release, notebook) if is_answer)
 
 
 def setup_imports() -> list[str]:
@@ -720,9 +729,10 @@ def setup_imports() -> list[str]:
 
 
 def public_files() -> dict[str, bytes]:
-    """The public helpers by file name: every sandbox finds them next to the code it runs."""
-    folder = assignment.release_folder()
-    return {name: (folder / name).read_bytes() for name in assignment.PUBLIC_HELPERS if (folder / name).is_file()}
+    """The public helpers of the release graded against, by file name: every sandbox finds them next to the
+    code it runs."""
+    files = releases.current().files
+    return {name: files[name] for name in assignment.PUBLIC_HELPERS if name in files}
 
 
 MAX_CONTAINERS = 1_000_000  # JSON objects and arrays in a notebook: a real one has a few per cell

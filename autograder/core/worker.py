@@ -24,7 +24,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from .. import assignment
+from .. import assignment, releases
 from ..isolation import frames
 from ..isolation.fields import JsonFields, SettingsError
 from ..isolation.limits import Limits
@@ -46,6 +46,9 @@ class WorkerSettings(JsonFields):
     secrets: tuple[str, ...] = ()  # paths no sandbox may see (reports, submissions, the course)
     allow_weak: bool = False
     cpu_slots: tuple[int, ...] = ()  # descriptors of the run's CPU gate and slots (core.slots): a worker is sent its own
+    # the release graded against, by file name (an nbgrader course's own build: autograder.releases); empty: the
+    # grader's own copy
+    release: dict[str, bytes] = dataclasses.field(default_factory=dict)
 
 
 class WorkerError(RuntimeError):
@@ -70,6 +73,11 @@ def start_zygote(settings: WorkerSettings, forked_by: Any = None):
                   forked_by=forked_by)
 
 
+def use_release(settings: WorkerSettings) -> None:
+    """A worker grades against the release its run sent (none: the grader's own copy)."""
+    releases.use(releases.Release(settings.release, "the run's release") if settings.release else None)
+
+
 def serve(sock: socket.socket, settings: WorkerSettings, zygote: Any, grade_all: Callable[..., None]) -> None:
     """The worker's loop: jobs until the run closes the socket, graded by `grade_all` (`session.grade_all`,
     or `session.grading_in` in a session already collected)."""
@@ -79,6 +87,7 @@ def serve(sock: socket.socket, settings: WorkerSettings, zygote: Any, grade_all:
     from .submission import Submission
 
     slots = CpuSlots(list(settings.cpu_slots)) if settings.cpu_slots else None  # opened while /proc/self is ours
+    use_release(settings)
     configure_grading_process()
     try:
         weaknesses = zygote.wait_ready() if hasattr(zygote, "wait_ready") else []
@@ -105,6 +114,7 @@ def main(fd: int) -> None:
     sys.dont_write_bytecode = True
     sock = socket.socket(fileno=fd)
     settings = _settings(sock)
+    use_release(settings)  # before the zygote, which is given the release's public helpers
     zygote = start_zygote(settings)
     try:
         from .session import grade_all

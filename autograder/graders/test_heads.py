@@ -1,4 +1,4 @@
-"""Hidden graders for part `heads` (20 points).
+"""Hidden graders for part `heads`.
 
 A module that draws random numbers as it computes (dropout, active while it is in training mode, as it is
 until .eval()) fails every check of its values, each in its own way: when one of those checks fails, a
@@ -19,21 +19,22 @@ import attention_ref as ref
 from autograder.core.checks import (Diagnosis, Hint, as_tensor, bounded_numel, check, covering, describe, diagnosed,
                                     draw, expect, expect_close, fail, root_cause, some, tolerance)
 from autograder.isolation.proxy import StudentError
+from autograder.hints import hint as catalogued
 
 PART = "heads"
 
-VIEW_HINT = "use reshape or .contiguous()"
-SPLIT_NO_TRANSPOSE = "view as (B, T, H, dh), then transpose(1, 2)"
-MERGE_NO_TRANSPOSE = "transpose back before reshaping"
-STRIDED_HEADS = "heads own contiguous feature blocks"
-QKV_ORDER = "[q | k | v], each d_model wide"
-LAYOUT = "follow the module layout"
-D_MODEL_SCALE = "scale by the head dimension"
-ON_DEVICE = "create masks on the input's device"
-PER_HEAD = "return one weight grid per head"
-PURE = "don't modify inputs"
-TRANSPOSED = "rows are queries, columns are keys"
-DROPOUT = "no dropout: the module holds only qkv and proj (and is in training mode until .eval())"
+VIEW_HINT = catalogued("heads.contiguous")
+SPLIT_NO_TRANSPOSE = catalogued("heads.split_no_transpose")
+MERGE_NO_TRANSPOSE = catalogued("heads.merge_no_transpose")
+STRIDED_HEADS = catalogued("heads.strided_heads")
+QKV_ORDER = catalogued("heads.qkv_order")
+LAYOUT = catalogued("heads.layout")
+D_MODEL_SCALE = catalogued("scaling.head_dimension")
+ON_DEVICE = catalogued("masks.on_device")
+PER_HEAD = catalogued("heads.per_head")
+PURE = catalogued("masks.pure")
+TRANSPOSED = catalogued("masks.transposed")
+DROPOUT = catalogued("heads.dropout")
 LAYOUT_DETAIL = ("qkv = nn.Linear(d_model, 3 * d_model), proj = nn.Linear(d_model, d_model), both with bias, "
                  "no other parameters; buffers are fine")
 # The contract's parameters, shapes in units of d_model.
@@ -127,7 +128,7 @@ def _module_candidates(x: torch.Tensor, state: dict[str, torch.Tensor],
         found[Hint(QKV_ORDER, f"got them as [{' | '.join(order)}]")] = _attend(x, state, H, order=order)
     found[Hint(QKV_ORDER, "not interleaved per head")] = _attend(x, state, H, interleave=True)
     found[Hint(D_MODEL_SCALE, "d_model // n_heads, not d_model")] = _attend(x, state, H, scale="model")
-    found[Hint("divide by √d", "the head dimension: the scores are not scaled")] = _attend(x, state, H, scale="none")
+    found[Hint(catalogued("scaling.no_scale"), "the head dimension: the scores are not scaled")] = _attend(x, state, H, scale="none")
     found[Hint("query i may attend only keys j <= i: apply the causal mask")] = _attend(x, state, H, causal=False)
     found[Hint(LAYOUT, "apply self.proj to the merged heads")] = _attend(x, state, H, proj=False)
     found[Hint(f"{SPLIT_NO_TRANSPOSE}; {MERGE_NO_TRANSPOSE}", "in split_heads and in merge_heads")] = _attend(
@@ -433,11 +434,11 @@ def test_module_weights_properties(student, gen):
     sums = weights.sum(dim=-1)
     gap = (sums - 1).abs().nan_to_num(nan=float("inf")).max().item()
     if gap > 1e-5:
-        hint = "softmax over the keys: dim=-1"
+        hint = catalogued("scaling.dim")
         if not bool(weights.isfinite().all()):
             hint = "the weights hold NaN or inf: mask with -inf before the softmax, and subtract the row max"
         elif bool(((weights.sum(dim=-2) - 1).abs() <= 1e-5).all()):
-            hint = Hint(TRANSPOSED, "softmax over the keys: dim=-1")
+            hint = Hint(TRANSPOSED, catalogued("scaling.dim"))
         fail(f"{checked}.sum(dim=-1)", "every row sums to 1",
              f"row sums off by up to {gap:.3g} (of sequence 0, head 0: {some(sums[0, 0].tolist())})", hint)
     above = weights.triu(1)

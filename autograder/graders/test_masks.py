@@ -1,4 +1,4 @@
-"""Hidden graders for part `masks` (20 points).
+"""Hidden graders for part `masks`.
 
 One slip in a mask fails several checks, each in its own way: before a failure names its likely
 mistake, a diagnosis (`diagnoses`) calls the function once on inputs made to tell the known mistakes
@@ -14,25 +14,26 @@ import attention_ref as ref
 from autograder.core import figures
 from autograder.core.checks import (Diagnosis, Hint, as_tensor, check, covering, diagnosed, draw, expect, expect_close,
                                     fail, pictures, root_cause, some)
+from autograder.hints import hint as catalogued
 
 PART = "masks"
-ON_DEVICE = "create masks on the input's device"
+ON_DEVICE = catalogued("masks.on_device")
 QUERY_KEY = ("query i", "key j")
 MAY_ATTEND = ("may attend", "blocked")
 
-# The hints of docs/mistakes.md, table `masks`.
-ITSELF = "a token may attend to itself"
-OFF_BY_ONE = "off by one: query i sees key i+1"
-CONVENTION = "this contract uses True = may attend"
-TRANSPOSED = "rows are queries, columns are keys"
-FILL_WHERE_FALSE = "fill where the mask is False"
-FILL_ZERO = "0 is a score, not a block: use -inf"
-ARITHMETIC = "build a fill, not arithmetic on booleans"
-ON_QUERIES = "padding hides keys (the last dimension)"
-TOP_LEFT = "top-left alignment, as is_causal"
-PURE = "don't modify inputs"
-AVERAGE = "each row is an average: weights 1/(i+1)"
-AND_NOT_OR = "a query may attend a key only if both masks allow it (and, not or)"
+# The hints of the catalogue (autograder/hints.py) this part gives most.
+ITSELF = catalogued("masks.itself")
+OFF_BY_ONE = catalogued("masks.off_by_one")
+CONVENTION = catalogued("masks.convention")
+TRANSPOSED = catalogued("masks.transposed")
+FILL_WHERE_FALSE = catalogued("masks.fill_where_false")
+FILL_ZERO = catalogued("masks.fill_zero")
+ARITHMETIC = catalogued("masks.arithmetic")
+ON_QUERIES = catalogued("masks.on_queries")
+TOP_LEFT = catalogued("masks.top_left")
+PURE = catalogued("masks.pure")
+AVERAGE = catalogued("masks.average")
+AND_NOT_OR = catalogued("masks.and_not_or")
 
 
 
@@ -140,7 +141,7 @@ def _padding_probe(student) -> Hint | None:
     if torch.equal(got.cpu(), positions >= lengths[:, None]):
         return Hint(CONVENTION, "True on the padding, as nn.MultiheadAttention's key_padding_mask")
     if torch.equal(got.cpu(), positions <= lengths[:, None]):
-        return Hint("off by one: positions 0..length-1 are the real tokens")
+        return Hint(catalogued("masks.padding_off_by_one"))
     return None
 
 
@@ -263,7 +264,7 @@ def test_padding_mask_values(student, gen):
                  axes=("sequence b", "position t"), meaning=("a real token", "padding"), candidates={
         Hint(CONVENTION, "True on the padding, as nn.MultiheadAttention's key_padding_mask"):
             positions >= lengths[:, None],
-        "off by one: positions 0..length-1 are the real tokens": positions <= lengths[:, None],
+        catalogued("masks.padding_off_by_one"): positions <= lengths[:, None],
     })
 
 

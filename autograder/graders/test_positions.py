@@ -1,4 +1,4 @@
-"""Hidden graders for part `positions` (15 points).
+"""Hidden graders for part `positions`.
 
 A wrong encoding fails most checks of sinusoidal_encoding, each seeing one aspect of it (the first
 row, a frequency, the base): its diagnosis matches one small encoding against the known formulas
@@ -18,6 +18,7 @@ from autograder.core import figures
 from autograder.core.checks import (Diagnosis, Hint, as_tensor, check, covering, diagnosed, draw, expect, expect_close,
                                     fail, pictures, root_cause, some, tolerance, unravel)
 from autograder.isolation.proxy import StudentError
+from autograder.hints import hint as catalogued
 
 PART = "positions"
 
@@ -32,11 +33,11 @@ FORMULA_ATOL = 2e-2
 # The frequency of a sin/cos pair, as read off the submission's columns: relative error allowed.
 FREQUENCY_RTOL = 1e-2
 
-ANGLES_IN_FLOAT = "compute angles in float (64 is safest)"
+ANGLES_IN_FLOAT = catalogued("positions.angles_in_float")
 PRECISION = Hint(ANGLES_IN_FLOAT, "float16 or integer arithmetic loses digits as positions grow")
-INTERLEAVES = "this contract interleaves"
-PAIRS = "frequencies go by pairs"
-EXPONENT = "base^(2i/d)"
+INTERLEAVES = catalogued("positions.interleaves")
+PAIRS = catalogued("positions.pairs")
+EXPONENT = catalogued("positions.exponent")
 IGNORED_BASE = "use the base argument: the frequencies are 1 / base^(2i/d_model), not 1 / 10000^(2i/d_model)"
 NOT_BOOL = "return a Python bool (bool(...) or torch.allclose give one)"
 POSITION_FEATURE = ("position p", "feature")
@@ -87,9 +88,9 @@ def _whisper(T: int, d: int, base: float) -> torch.Tensor | None:
 
 Formula = Callable[[int, int, float], "torch.Tensor | None"]
 
-# Each likely mistake and what it would return; the hints quote docs/mistakes.md.
+# Each likely mistake and what it would return; the hints are the catalogue's (autograder/hints.py).
 WRONG_FORMULAS: dict[Hint, Formula] = {
-    Hint("even columns are sin", "PE[p, 2i] = sin, PE[p, 2i+1] = cos"):
+    Hint(catalogued("positions.sin_even"), "PE[p, 2i] = sin, PE[p, 2i+1] = cos"):
         lambda T, d, b: _interleave(_angles(T, d, b).cos(), _angles(T, d, b).sin()),
     Hint(INTERLEAVES, "sin and cos of one frequency side by side in columns 2i, 2i+1, not in two halves"):
         lambda T, d, b: torch.cat([_angles(T, d, b).sin(), _angles(T, d, b).cos()], dim=-1),
@@ -101,7 +102,7 @@ WRONG_FORMULAS: dict[Hint, Formula] = {
     Hint(PAIRS, "columns 2i and 2i+1 share one angle, p / base^(2i/d_model)"): _column_exponent,
     Hint(EXPONENT, "frequencies 1 / base^(2i/d) with d = d_model, not exp(-ln(base) · i / (d_model/2 - 1))"):
         _half_dim_minus_1,
-    Hint("positions start at 0", "row p is position p, so PE[0] = [0, 1, 0, 1, ...]"):
+    Hint(catalogued("positions.from_zero"), "row p is position p, so PE[0] = [0, 1, 0, 1, ...]"):
         lambda T, d, b: (lambda a: _interleave(a.sin(), a.cos()))(_angles(T, d, b, start=1)),
     Hint(ANGLES_IN_FLOAT, "integer division 2*i // d_model makes every exponent 0"):
         lambda T, d, b: (lambda a: _interleave(a.sin(), a.cos()))(_angles(T, d, b, exponent=torch.zeros(d // 2))),
@@ -303,7 +304,7 @@ def test_encoding_odd_d_model(student, gen):
 
 # ---------------------------------------------------------------- position_similarity
 
-COSINE = "cosine = dot of unit vectors"
+COSINE = catalogued("positions.cosine")
 SIMILARITY_HINT = Hint(COSINE, "divide each position's vector by its norm")
 
 

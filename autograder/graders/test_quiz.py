@@ -8,50 +8,49 @@ Where each fact comes from, once:
   source notebook's order of the options;
 * what the student was shown: the submission's quiz.ipynb (its build record and question cells, read
   by core.submission into `quiz.shown_quiz`'s plain data, served as `current.quiz_shown`), never trusted
-  for an answer: its questions must be the course's (the grader's copy of the release) and its options
+  for an answer: its questions must be the course's (the release graded against: autograder.releases) and its options
   shown in the order of a build the course made, as written or the course secret's order
   (`quiz.shown_build`); a notebook that disagrees is not graded against anything else: each question it
   disagrees on fails, saying what disagrees;
-* a submission without a quiz notebook (a .py module): the order of the grader's copy of the release
-  (autograder.assignment.release_folder()), shuffled by the course secret when that copy is.
+* a submission without a quiz notebook (a .py module): the order of the release graded against, shuffled
+  by the course secret when that release is.
 """
 
 from __future__ import annotations
 
 import json
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
 
-from autograder import assignment, quiz
+from autograder import quiz, releases
 from autograder.core.checks import Failure, check
 from autograder.core.plugin import PLUGIN
 from autograder.graders.quiz_key import ANSWERS, EXPLANATIONS
 from autograder.isolation.proxy import StudentError
 
 PART = "quiz"
-POINTS = 1
+POINTS = quiz.POINTS_PER_QUESTION
 NAME = "{question}: {title}"
 
 
 @lru_cache(maxsize=8)
-def released(folder: str) -> tuple[dict[str, str], dict[str, quiz.Question]]:
-    """(build record, questions) of the quiz notebook in the release folder `folder`; ({}, {}) when it
-    cannot be read (then the feedback names letters only)."""
+def released(release: releases.Release) -> tuple[dict[str, str], dict[str, quiz.Question]]:
+    """(build record, questions) of the quiz notebook of `release`; ({}, {}) when it cannot be read (then
+    the feedback names letters only)."""
     try:
-        notebook = json.loads((Path(folder) / f"{quiz.NOTEBOOK}.ipynb").read_text(encoding="utf-8"))
+        notebook = json.loads(release.notebook(quiz.NOTEBOOK) or b"")
         return quiz.build_record(notebook), quiz.read_questions(notebook)
-    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+    except (ValueError, TypeError, AttributeError, KeyError):
         return {}, {}
 
 
 def release() -> tuple[dict[str, str], dict[str, quiz.Question]]:
+    """The quiz of the release graded against: the grader's own, or the course's build (autograder.releases)."""
     try:
-        folder = assignment.release_folder()
+        return released(releases.current())
     except FileNotFoundError:
         return {}, {}
-    return released(str(folder))
 
 
 def _title(question: str) -> str:

@@ -1,4 +1,4 @@
-"""Hidden graders for part `scaling` (20 points)."""
+"""Hidden graders for part `scaling`."""
 
 from __future__ import annotations
 
@@ -13,14 +13,15 @@ from autograder.core import figures
 from autograder.core.checks import (ROW_SUM_TOLERANCE, Hint, as_tensor, check, describe, expect, expect_close, fail,
                                     some, tolerance)
 from autograder.isolation.proxy import StudentError
+from autograder.hints import hint as catalogued
 
 PART = "scaling"
 
-DIM = "softmax over the keys: dim=-1"
-MAX = "subtract the row max"
-XLOGY = "0·log 0 = 0 (torch.special.xlogy)"
-SPREAD = "std over the n dot products"
-BATCHED = Hint("k.transpose(-2, -1)", "batched inputs fail while smaller ones work: k.T, k.t(), k.transpose(1, 2) and "
+DIM = catalogued("scaling.dim")
+MAX = catalogued("scaling.max")
+XLOGY = catalogued("scaling.xlogy")
+SPREAD = catalogued("scaling.spread")
+BATCHED = Hint(catalogued("scaling.k_transpose"), "batched inputs fail while smaller ones work: k.T, k.t(), k.transpose(1, 2) and "
                "torch.mm suit only 2-D or 3-D tensors; use k.transpose(-2, -1) and @")
 NOT_NEG_INF = "use -inf (or -1e9) for masked scores so their weight is exactly 0"
 QUERY_KEY = ("query i", "key j")
@@ -89,11 +90,11 @@ def _masked(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
 def _score_candidates(q: torch.Tensor, k: torch.Tensor) -> dict[str, torch.Tensor]:
     qk, d = _raw(q, k), q.shape[-1]
     return {
-        Hint("divide by √d, not d"): qk / d,
-        Hint("divide by √d", "unscaled scores grow with d and make the softmax too peaked"): qk,
-        Hint("divide, don't multiply", "scores / √d"): qk * math.sqrt(d),
-        Hint("d is the last dimension", "q.shape[-1], not the number of keys"): qk / math.sqrt(k.shape[-2]),
-        Hint("d is the last dimension", "q.shape[-1], not the number of queries"): qk / math.sqrt(q.shape[-2]),
+        Hint(catalogued("scaling.sqrt_d_not_d")): qk / d,
+        Hint(catalogued("scaling.no_scale"), "unscaled scores grow with d and make the softmax too peaked"): qk,
+        Hint(catalogued("scaling.divide_not_multiply"), "scores / √d"): qk * math.sqrt(d),
+        Hint(catalogued("scaling.last_dimension"), "q.shape[-1], not the number of keys"): qk / math.sqrt(k.shape[-2]),
+        Hint(catalogued("scaling.last_dimension"), "q.shape[-1], not the number of queries"): qk / math.sqrt(q.shape[-2]),
     }
 
 
@@ -105,9 +106,9 @@ def _weight_candidates(scores: torch.Tensor, mask: torch.Tensor | None) -> dict[
         found[Hint(DIM, "dim=1 is the head axis here")] = torch.softmax(filled, dim=1)
     if mask is not None:
         found.update({
-            "renormalise, or mask before softmax": torch.softmax(scores, dim=-1) * mask,
-            "0 is a score, not a block: use -inf": torch.softmax(scores.masked_fill(~mask, 0.0), dim=-1),
-            "fill where the mask is False": torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1),
+            catalogued("masks.renormalise"): torch.softmax(scores, dim=-1) * mask,
+            catalogued("masks.fill_zero"): torch.softmax(scores.masked_fill(~mask, 0.0), dim=-1),
+            catalogued("masks.fill_where_false"): torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1),
             "the mask is ignored: fill the scores where it is False before the softmax": torch.softmax(scores, dim=-1),
         })
     return found
@@ -320,7 +321,7 @@ def test_pure(student, gen):
         changed = [label for label, before, now in zip(labels, args, after)
                    if type(now) is not torch.Tensor or now.shape != before.shape or not torch.equal(now, before)]
         expect(not changed, f"the arguments of {name}({', '.join(labels)}) after the call", "unchanged",
-               f"{', '.join(changed)} changed in place", Hint("don't modify inputs", "no q /= ..., masked_fill_ or out= on them"))
+               f"{', '.join(changed)} changed in place", Hint(catalogued("masks.pure"), "no q /= ..., masked_fill_ or out= on them"))
 
 
 # ---------------------------------------------------------------- dot_product_spread

@@ -1,4 +1,4 @@
-"""Hidden graders for part `tiles` (15 points).
+"""Hidden graders for part `tiles`.
 
 States, merges and tiled attention are compared with the reference on inputs drawn per student.
 A known mistake is named by what it would have returned: the reference's own pieces with one of
@@ -32,23 +32,24 @@ from autograder.core.checks import (Diagnosis, Hint, as_number, as_tensor, check
 from autograder.isolation.protocol import EXCEPTION
 from autograder.isolation.proxy import StudentError
 from autograder.text import byte_size
+from autograder.hints import hint as catalogued
 
 PART = "tiles"
 
 State = tuple[torch.Tensor, torch.Tensor, torch.Tensor]
 
-# The hints of docs/mistakes.md, table `tiles`.
-RESCALE = "multiply the old sum and output by exp(m_old - m_new)"
-RUNNING_MAX = "the running max is the max of both"
-EMPTY = "an empty state is m = -inf, l = 0, o = 0; guard it"
-NORMALISED = "keep o normalised per SPEC, weight by l·exp(m - m_new)"
-SKIP = "a block is skipped only when its first key is after every query"
-LAST_BLOCK = "the last block may be shorter"
-SCALE = "divide by √d"
-WHOLE_GRID = "hold one block of scores at a time"
-TOP_LEFT = "top-left alignment, as is_causal"  # the masks table's hint: the same slip
-KEY_COUNT = "the keys are k's: T_k = k.shape[-2], not the number of queries"
-LOG_SUM = "l is the sum of exp(score - m), not its log"
+# The hints of the catalogue (autograder/hints.py) this part gives most.
+RESCALE = catalogued("tiles.rescale")
+RUNNING_MAX = catalogued("tiles.running_max")
+EMPTY = catalogued("tiles.empty")
+NORMALISED = catalogued("tiles.normalised")
+SKIP = catalogued("tiles.skip")
+LAST_BLOCK = catalogued("tiles.last_block")
+SCALE = catalogued("scaling.no_scale")
+WHOLE_GRID = catalogued("tiles.whole_grid")
+TOP_LEFT = catalogued("masks.top_left")  # the masks table's hint: the same slip
+KEY_COUNT = catalogued("tiles.key_count")
+LOG_SUM = catalogued("tiles.log_sum")
 
 QUERY_FEATURE = ("query i", "feature")
 SCALE_MISTAKES: dict[Hint, Callable[[torch.Tensor, torch.Tensor], float]] = {

@@ -1,4 +1,4 @@
-"""Hidden graders for part `timing` (15 points).
+"""Hidden graders for part `timing`.
 
 The harness is checked against synthetic workloads of known cost that the grader
 itself serves: each call of the function a student times comes back here, sleeps
@@ -37,6 +37,7 @@ from autograder.core.checks import (Diagnosis, Failure, Hint, as_number, check, 
                                     pictures, root_cause, waits)
 from autograder.core.plugin import available_devices
 from autograder.isolation.proxy import Seen, StudentError
+from autograder.hints import hint as catalogued
 
 PART = "timing"
 
@@ -50,17 +51,17 @@ SYNTHETIC_T2_SECONDS = (1.5e-8, 3e-8)  # the synthetic study's workload sleeps t
 SYNTHETIC_REPEATS = 2
 MAX_SECOND_SPEED = 0.25  # seconds: however busy the machine, a second workload no slower than this
 CLOCK_SLACK = 2e-4  # seconds: reading the same clock in two processes
-CLOCK_HINT = "time each call of fn(*args) with time.perf_counter()"  # less than the calls took: not wall-clock time
-# The hints of docs/mistakes.md, table `timing`.
-UNITS_HINT = "return wall-clock seconds: time.perf_counter() after minus before"
-WARMUP_HINT = "run untimed warm-up calls"
-MEDIAN_HINT = "take the median of several runs"
-TOTAL_HINT = "take the median of the timed calls"
-COUNT_HINT = "call fn exactly warmup + repeats times"
-SYNC_HINT = "synchronise before reading the clock"
-BYTES_HINT = "B · H · T² · itemsize"
-FIT_HINT = "fit log(time) against log(T)"
-FRESH_HINT = "q, k, v of shape (1, T, d_head), fresh for each T"
+CLOCK_HINT = catalogued("timing.clock")  # less than the calls took: not wall-clock time
+# The hints of the catalogue (autograder/hints.py) this part gives most.
+UNITS_HINT = catalogued("timing.units")
+WARMUP_HINT = catalogued("timing.warmup")
+MEDIAN_HINT = catalogued("timing.median")
+TOTAL_HINT = catalogued("timing.total")
+COUNT_HINT = catalogued("timing.count")
+SYNC_HINT = catalogued("timing.synchronise")
+BYTES_HINT = catalogued("timing.grid_bytes")
+FIT_HINT = catalogued("timing.log_log")
+FRESH_HINT = catalogued("timing.fresh")
 EACH_T_HINT = "time each T with time_call(attn, q, k, v)"
 # The diagnosis's schedules: calls this fast and this slow are told apart on any machine.
 PROBE_FAST, PROBE_SLOW = 0.004, 0.06

@@ -43,6 +43,22 @@ class NbgraderCourse:
     def submissions_pattern(self) -> str:
         return self.coursedir.format_path(self.coursedir.submitted_directory, "*", self.assignment)
 
+    def release_folder(self) -> Path:
+        """The course's own build of the assignment (`nbgrader generate_assignment` writes it)."""
+        return Path(self.coursedir.format_path(self.coursedir.release_directory, ".", self.assignment))
+
+    def source_folder(self) -> Path:
+        """The course's copy of the assignment's source, which its build reads."""
+        return Path(self.coursedir.format_path(self.coursedir.source_directory, ".", self.assignment))
+
+    def grade_cell_points(self) -> dict[str, float]:
+        """grade cell name -> its points, as the gradebook recorded them when the release was built."""
+        from nbgrader.api import Gradebook
+
+        with Gradebook(self.db_url, self.coursedir.course_id) as gb:
+            found = gb.find_assignment(self.assignment)
+            return {c.name: float(c.max_score) for nb in found.notebooks for c in nb.grade_cells}
+
     def notebooks(self) -> dict[str, list[str]]:
         """notebook name -> its grade cells, as the gradebook knows them."""
         from nbgrader.api import Gradebook, MissingEntry

@@ -35,7 +35,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Dict, Unicode
 
 from .. import assignment
-from ..core.results import GradedSubmission
+from ..core.results import GradedSubmission, counting
 from ..reports import RESULTS_FILE
 from ..reports.figures import figure_block, figure_svg, figure_text
 from ..reports.gradecell import grade_cell_text
@@ -113,8 +113,9 @@ class ScoreFromReports(NbGraderPreprocessor):
                                            traceback=[])]
                 continue
             points = float(assignment.nbgrader_metadata(cell).get("points", 0))
+            counted = counting().counts(part)
             cell.outputs = [
-                new_output("stream", name="stdout", text=grade_cell_text(part, graded.checks_of(part))),
+                new_output("stream", name="stdout", text=grade_cell_text(part, graded.checks_of(part), counted=counted)),
                 *figure_outputs(part, graded.checks_of(part)),
                 new_output("execute_result", data={"text/plain": f"{in_gradebook(scores[part][0], points):g}"},
                            execution_count=None),
@@ -131,7 +132,6 @@ class GradebookUpdate:
     rejected: dict[str, str] = field(default_factory=dict)  # student -> why nbgrader's converter refused their notebook
     fixed: list[str] = field(default_factory=list)  # grade cells set here, not by nbgrader's converter
     errors: list[str] = field(default_factory=list)
-    disagreements: set[str] = field(default_factory=set)  # lines: the release's points and this run's counting differ
     log: str = ""
 
 
@@ -465,8 +465,6 @@ def _check_scores(course: NbgraderCourse, reports: Path, graded: list[str], upda
             for notebook in submission.notebooks:
                 for grade in notebook.grades:
                     part = _part_of(grade.name)
-                    if part in scores:
-                        update.disagreements.update(_counting_disagreement(part, grade.max_score))
                     if part in scores and grade.auto_score != in_gradebook(scores[part], grade.max_score):
                         grade.auto_score = in_gradebook(scores[part], grade.max_score)
                         grade.needs_manual_grade = grade.manual_score is not None
@@ -475,19 +473,6 @@ def _check_scores(course: NbgraderCourse, reports: Path, graded: list[str], upda
                         grade.needs_manual_grade = True
             gb.db.commit()
             update.written.append(student)
-
-
-def _counting_disagreement(part: str, points: float) -> list[str]:
-    """A line when this run counts a part that the release gave no points, or leaves out one it gave some:
-    grades.csv and nbgrader's totals then differ until the release is built with the same setting."""
-    from ..core.results import counting
-
-    if counting().counts(part) == (points > 0):
-        return []
-    counted, release = ("counts", "gives it 0 points") if points == 0 else ("leaves out", f"gives it {points:g} points")
-    return [f"this run {counted} the {part} part but the release {release}, so nbgrader's totals differ from "
-            f"grades.csv; build the release again with the same c.QuizRelease.counts (make release, or nbgrader "
-            f"generate_assignment --force) to make them agree"]
 
 
 def _leave_for_a_person(course: NbgraderCourse, students: list[str]) -> None:
@@ -574,7 +559,6 @@ class GradebookWriter:
             for name in ("written", "manual", "fixed", "errors"):
                 getattr(self.update, name).extend(getattr(found, name))
             self.update.rejected.update(found.rejected)
-            self.update.disagreements |= found.disagreements
             self.update.log += found.log
 
     def finish(self) -> tuple[bool, str]:
@@ -594,8 +578,6 @@ class GradebookWriter:
         update = self.update
         for error in update.errors:
             print(f"gradebook: {error}", file=sys.stderr)
-        for line in sorted(update.disagreements):
-            print(f"gradebook: {line}", file=sys.stderr)
         for student, why in sorted(update.rejected.items()):
             print(f"gradebook: {student}: nbgrader's converter would not read the submitted notebook ({why}); "
                   "left for manual grading", file=sys.stderr)

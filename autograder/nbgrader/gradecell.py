@@ -2,7 +2,7 @@
 
 nbgrader runs the whole notebook in one kernel, then the grade cell. The cell calls
 `grade_part`, which reads the saved notebook (nbgrader autogrades the file it collected), keeps
-its answer cells and the release's setup cells, and grades them as the command-line grader does:
+its answer cells and the setup cells of the course's release, and grades them as the command-line grader does:
 with the course secret ($AUTOGRADER_SECRET) and the student's id, so the same student gets the
 same inputs, and the same score, both ways. It runs in the student's kernel, without a sandbox:
 `python -m autograder grade --nbgrader` is the safe way. The return value is the cell's partial
@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import quiz
+from .. import quiz, releases
 from ..core.session import Job, grade_one, in_process_backend
 from ..core.submission import read_submission
 from ..isolation.limits import Limits
@@ -55,13 +55,26 @@ def secret_warning(secret: str) -> str:
             "grade --nbgrader ASSIGNMENT`, which refuses to grade without one.\n")
 
 
+def course_release() -> releases.Release | None:
+    """While nbgrader autogrades in a course, the course's own build (``<course>/release/<assignment>/``, which
+    the students fetched), as `grade --nbgrader` grades against it; None elsewhere, or where it is missing."""
+    if os.environ.get("NBGRADER_EXECUTION") != "autograde":
+        return None
+    try:
+        return releases.read(course_root() / "release" / Path.cwd().name, "the course's release")
+    except FileNotFoundError:
+        return None
+
+
 def grade_part(part: str, notebook: str = "attention.ipynb") -> float:
     """Points earned on `part` by the notebook `notebook` in the current folder, with feedback printed;
     0 for a part the course leaves out of the total (a self-check quiz, whose release gives it no points)."""
     secret = os.environ.get(SECRET_VARIABLE, "")
     print(secret_warning(secret), end="")  # stdout: output on stderr would cost the cell its points
-    submission = read_submission(Path(notebook), student_id())
-    graded = grade_one(Job(submission, secret, (part,)), in_process_backend(), Limits())
+    with releases.kept():
+        releases.use(course_release())
+        submission = read_submission(Path(notebook), student_id())
+        graded = grade_one(Job(submission, secret, (part,)), in_process_backend(), Limits())
     print(grade_cell_text(part, graded.checks_of(part), submission.problems), end="")
     score = graded.part_scores().get(part, (0.0, 0.0))[0]
     if part == quiz.PART and not quiz.quiz_counting(None, course_root()).counts:

@@ -292,6 +292,7 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
     kinds = {kind: sorted({i.student for i in trouble if i.kind == kind}) for kind in TROUBLE_KINDS}
     top = max((g.max_score for g in scored), default=0.0)
     totals = [g.total for g in scored if g.max_score == top]
+    left_out = [p for p in parts if any(p in g.uncounted_parts() for g in scored)]
     out = ["<!doctype html><html lang='en'><meta charset='utf-8'>",
            "<meta name='viewport' content='width=device-width,initial-scale=1'>",
            "<title>Class report</title>", f"<style>{STYLE}{SIMILARITY_STYLE if similar is not None else ''}</style>",
@@ -300,8 +301,9 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
             + (f" ({len(kept & {g.id for g in graded})} kept from an earlier run)" if kept else "")
             + f", parts {', '.join(parts) or 'none'}; written {time.strftime('%Y-%m-%d %H:%M')}. ")
     if totals:
-        lead += (f"Mean total {statistics.fmean(totals):.3g} of {top:g}, median {statistics.median(totals):.3g}; "
-                 f"{sum(t == top for t in totals)} with full marks. ")
+        without = f" (without {', '.join(left_out)}: reported apart, not counted)" if left_out else ""
+        lead += (f"Mean total{without} {statistics.fmean(totals):.3g} of {top:g}, median "
+                 f"{statistics.median(totals):.3g}; {sum(t == top for t in totals)} with full marks. ")
     said = []
     for label, ids in zip((TROUBLE_LABELS[0].capitalize(), *TROUBLE_LABELS[1:]), kinds.values()):
         named = f" ({', '.join(ids[:12])}{', …' if len(ids) > 12 else ''})" if ids else ""
@@ -325,7 +327,7 @@ def class_report_html(graded: list[GradedSubmission], kept: set[str] | frozenset
         maxima = [g.part_scores()[part][1] for g in scored if part in g.part_scores()]
         most = max(maxima, default=0.0)
         scores = [g.part_scores()[part][0] for g in scored if g.part_scores().get(part, (0, -1))[1] == most]
-        hists.append(histogram(scores, most, part))
+        hists.append(histogram(scores, most, f"{part} (not counted)" if part in left_out else part))
     out.append(f"<div class='hists'>{''.join(hists)}</div>" if hists else "<p>No scores.</p>")
 
     out.append("<h2 id='checks'>Checks, the most failed first</h2>")

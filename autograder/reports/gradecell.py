@@ -9,10 +9,13 @@ from ..text import points
 from .feedback import part_mistakes, part_state
 
 
-def grade_cell_text(part: str, checks: list[CheckResult], problems: list[str] = ()) -> str:
+def grade_cell_text(part: str, checks: list[CheckResult], problems: list[str] = (), counted: bool = True) -> str:
+    """`counted` False: the part is reported apart, left out of the total (its grade cell is worth 0 points)."""
     lines = [f"Note: {p}" for p in problems]
     earned = sum(c.score for c in checks)
     score = f"{part}: {earned:g} / {points(sum(c.max_score for c in checks))}"
+    if not counted:
+        score += " (self-check: not counted in the total)"
     state = part_state(checks)
     mistakes = part_mistakes(checks)
     if state == "full marks":

@@ -67,6 +67,12 @@ class ClassScores:
     parts: tuple[str, ...]
     students: tuple[StudentScore, ...]
     source: str  # where they were read, for messages
+    uncounted: tuple[str, ...] = ()  # parts graded but left out of the total (a self-check quiz)
+
+    @property
+    def counted_parts(self) -> tuple[str, ...]:
+        """The parts whose scores make up the total: the only ones an LMS may add up."""
+        return tuple(p for p in self.parts if p not in self.uncounted)
 
 
 GRADES_COLUMNS = ("submission", "total", "max", "status")
@@ -91,6 +97,7 @@ def scores_from_grades_csv(path: Path) -> ClassScores:
                           "an export needs every part's score (grade the whole assignment)")
     students: list[StudentScore] = []
     maxima: set[float] = set()
+    left_out: set[str] = set()
     for line, cells in enumerate(reader, start=2):
         if not any(c.strip() for c in cells):
             continue
@@ -108,6 +115,7 @@ def scores_from_grades_csv(path: Path) -> ClassScores:
             raise ExportError(f"{path}, line {line}: {sid} has no score for {', '.join(ungraded)}: grades.csv is "
                               "from a run that did not grade every part (--parts); grade the whole assignment first")
         maxima.add(_number(path, line, "max", row["max"]))
+        left_out.add(row.get("not_in_total", "").strip())
         students.append(StudentScore(sid, _number(path, line, "total", row["total"]), parts))
     _check_unique(path, [s.id for s in students], "submission id")
     if not maxima:
@@ -115,7 +123,13 @@ def scores_from_grades_csv(path: Path) -> ClassScores:
     if len(maxima) > 1:
         raise ExportError(f"{path}: the rows are out of different maxima ({', '.join(map(score_text, sorted(maxima)))}): "
                           "grade every submission with every part, then export")
-    return ClassScores(maxima.pop(), assignment.PART_NAMES, tuple(sorted(students, key=lambda s: s.id)), str(path))
+    if len(left_out) > 1:
+        raise ExportError(f"{path}: the rows leave different parts out of their totals (not_in_total: "
+                          f"{', '.join(repr(p) for p in sorted(left_out))}): grade the class in one run, then export")
+    named = left_out.pop().split()
+    uncounted = tuple(p for p in assignment.PART_NAMES if p in named)
+    return ClassScores(maxima.pop(), assignment.PART_NAMES, tuple(sorted(students, key=lambda s: s.id)), str(path),
+                       uncounted)
 
 
 def scores_from_gradebook(db_url: str, course_id: str, assignment_name: str) -> ClassScores:
@@ -137,6 +151,7 @@ def scores_from_gradebook(db_url: str, course_id: str, assignment_name: str) -> 
         raise ExportError(f"no gradebook at {db_url}")  # opening one would create an empty gradebook
     students: list[StudentScore] = []
     found: set[str] = set()
+    worth: dict[str, float] = {}  # part -> its grade cell's points (0: the release leaves it out of the total)
     with Gradebook(db_url, course_id) as gb:
         try:
             max_score = float(gb.find_assignment(assignment_name).max_score)
@@ -148,6 +163,7 @@ def scores_from_gradebook(db_url: str, course_id: str, assignment_name: str) -> 
                 for grade in notebook.grades:
                     part = _part_name(grade.name)
                     found.add(part)
+                    worth[part] = float(grade.max_score)
                     scored = grade.manual_score is not None or grade.auto_score is not None
                     parts[part] = float(grade.score) if scored else None
             penalty = float(submission.late_submission_penalty or 0.0)
@@ -160,7 +176,8 @@ def scores_from_gradebook(db_url: str, course_id: str, assignment_name: str) -> 
     order = {p: i for i, p in enumerate(assignment.PART_NAMES)}
     ordered = tuple(sorted(found, key=lambda p: (order.get(p, len(order)), p)))
     return ClassScores(max_score, ordered, tuple(sorted(students, key=lambda s: s.id)),
-                       f"the gradebook {db_url}, assignment {assignment_name!r}")
+                       f"the gradebook {db_url}, assignment {assignment_name!r}",
+                       tuple(p for p in ordered if worth.get(p) == 0))
 
 
 def _part_name(grade_cell: str) -> str:
@@ -294,8 +311,10 @@ def moodle_csv(rows: Sequence[Row], scores: ClassScores, name: str, *, identifie
     ``idnumber``; by default the first of these the roster has) under Moodle's own label, then the
     total after any late penalty in a column ``name``, rescaled to be out of ``out_of`` (by default 100:
     what a default Moodle site accepts, and a new grade item's maximum; None: the points as they are),
-    and with ``per_part`` one column ``name: part`` per part, in points (before the penalty, which
-    nbgrader gives per notebook, not per part); ``-`` where there is no score."""
+    and with ``per_part`` one column ``name: part`` per part that counts, in points (before the penalty, which
+    nbgrader gives per notebook, not per part); ``-`` where there is no score. A part the total leaves out
+    (a self-check quiz) gets no column: a Moodle grade item adds into the course total, and the warning
+    says so."""
     _check_name(name)
     present = [c for c in MOODLE_IDENTIFIERS if c in _columns(rows)]
     if identifier is None:
@@ -330,7 +349,11 @@ def moodle_csv(rows: Sequence[Row], scores: ClassScores, name: str, *, identifie
     if per_part and any(s.late_penalty for s, _ in rows):
         warnings.append("Moodle: the part columns are before the late penalty (nbgrader gives it per notebook); "
                         f"only {name} includes it")
-    parts = scores.parts if per_part else ()
+    parts = scores.counted_parts if per_part else ()
+    if per_part and scores.uncounted:
+        warnings.append(f"Moodle: {' and '.join(scores.uncounted)} {'is' if len(scores.uncounted) == 1 else 'are'} "
+                        "not counted in the total (a self-check, reported apart): no per-part column, since Moodle "
+                        "adds every grade item into the course total")
     header = [MOODLE_IDENTIFIERS[identifier], spreadsheet_safe(name), *(spreadsheet_safe(f"{name}: {p}") for p in parts)]
     body = [[spreadsheet_safe(who[identifier]), _moodle_score(s.total, scale),
              *(_moodle_score(s.parts.get(p), 1.0) for p in parts)] for s, who in rows]

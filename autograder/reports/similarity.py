@@ -67,7 +67,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Mapping, Sequence
 from urllib.parse import quote
 
-from .. import assignment
+from .. import assignment, releases
 from ..versions import patches_apply
 
 if TYPE_CHECKING:
@@ -190,15 +190,18 @@ def _normalise(text: str) -> str:
 # ---------------------------------------------------------------- fingerprints
 
 
-@lru_cache(maxsize=None)
 def release_text() -> tuple[str, ...]:
-    """The code of every code cell of the released notebooks: the stubs, setup and demo cells."""
+    """The code of every code cell of the released notebooks graded against: the stubs, setup and demo cells."""
+    return _release_text(releases.current())
+
+
+@lru_cache(maxsize=4)
+def _release_text(release: releases.Release) -> tuple[str, ...]:
     found = []
     for notebook in assignment.NOTEBOOKS:
-        path = assignment.release_folder() / f"{notebook}.ipynb"
         try:
-            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        except (OSError, ValueError, KeyError):
+            cells = json.loads(release.notebook(notebook) or b"")["cells"]
+        except (ValueError, KeyError, TypeError):
             continue
         for cell in cells:
             if cell.get("cell_type") == "code":
@@ -207,13 +210,17 @@ def release_text() -> tuple[str, ...]:
     return tuple(found)
 
 
-@lru_cache(maxsize=4)
 def boilerplate(noise: int = NOISE_CHARS):
     """copydetect's boilerplate hashes of the release's text (as its CopyDetector computes them)."""
+    return _boilerplate(release_text(), noise)
+
+
+@lru_cache(maxsize=4)
+def _boilerplate(texts: tuple[str, ...], noise: int):
     import numpy as np
     CodeFingerprint = _copydetect().CodeFingerprint
 
-    hashes = [h for text in release_text()
+    hashes = [h for text in texts
               for h in CodeFingerprint("release.py", noise, 1, filter=True, language="python",
                                        fp=io.StringIO(text)).hashes]
     return np.unique(np.array(hashes, dtype=np.int64))

@@ -38,17 +38,20 @@ def grades_csv(graded: list[GradedSubmission]) -> str:
 
 
 def class_table(graded: list[GradedSubmission]) -> str:
-    """The table printed at the end of a run."""
+    """The table printed at the end of a run: the parts that count, their total, then apart from them and
+    labelled, the parts the total leaves out (a self-check quiz), so that the total reads as grades.csv's."""
     if not graded:
         return "(no submissions)"
-    columns = ["submission", *assignment.PART_NAMES, "total", "status"]
+    left_out = [p for p in assignment.PART_NAMES if any(p in g.uncounted_parts() for g in graded)]
+    counted = [p for p in assignment.PART_NAMES if p not in left_out]
+    columns = ["submission", *counted, "total", *left_out, "status"]
+    headings = [f"{c} (not counted)" if c in left_out else c for c in columns]
     body = [[printable(r[c], 120) for c in columns] for r in rows(graded)]
-    widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(columns)]
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(headings)]
     line = lambda cells: "  ".join(cell.ljust(w) for cell, w in zip(cells, widths)).rstrip()  # noqa: E731
-    return "\n".join([line(columns), line(["-" * w for w in widths]), *map(line, body), *_left_out(graded)])
+    return "\n".join([line(headings), line(["-" * w for w in widths]), *map(line, body), *_left_out(left_out)])
 
 
-def _left_out(graded: list[GradedSubmission]) -> list[str]:
+def _left_out(parts: list[str]) -> list[str]:
     """A line under the table naming the parts its totals leave out (a self-check quiz), if any."""
-    parts = sorted({p for g in graded for p in g.uncounted_parts()})
     return [f"(total: without {', '.join(parts)}, reported but not counted)"] if parts else []

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 
 import pytest
 
 from autograder import assignment, quiz
+from autograder.graders.points import part_points
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,20 +20,6 @@ def release_cells(notebook: str) -> list[dict]:
     return json.loads((assignment.release_folder() / f"{notebook}.ipynb").read_text())["cells"]
 
 
-def grader_points(part: assignment.Part) -> float:
-    """The points of a part's checks, read off its grader module's markers."""
-    module = importlib.import_module(f"autograder.graders.{part.grader_module.removesuffix('.py')}")
-    assert module.PART == part.name
-    total = 0.0
-    for name in dir(module):
-        marks = getattr(getattr(module, name), "pytestmark", [])
-        checks = [m for m in marks if m.name == "check"]
-        cases = [len(m.args[1]) for m in marks if m.name == "parametrize" and "{" in checks[0].kwargs["name"]] \
-            if checks else []
-        total += sum(c.kwargs["points"] for c in checks) * (cases[0] if cases else 1)
-    return total
-
-
 @pytest.mark.parametrize("part", assignment.PARTS, ids=lambda p: p.name)
 def test_each_part_has_a_grade_cell_worth_its_checks(part):
     grade_cells = [c for c in release_cells(part.notebook) if assignment.is_grade_cell(c)]
@@ -41,7 +27,7 @@ def test_each_part_has_a_grade_cell_worth_its_checks(part):
     assert cell is not None, f"{part.notebook}.ipynb has no grade cell {part.grade_cell}"
     # A quiz that does not count (the self-check default) is released worth 0 points (quizrelease.without_points).
     counted = part.name != quiz.PART or quiz.quiz_counting(None, ROOT).counts
-    assert assignment.nbgrader_metadata(cell)["points"] == (grader_points(part) if counted else 0)
+    assert assignment.nbgrader_metadata(cell)["points"] == (part_points(part.name) if counted else 0)
 
 
 def test_every_answer_cell_belongs_to_a_part():

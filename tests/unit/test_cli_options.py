@@ -73,3 +73,41 @@ def test_wheels_naming_no_folder_is_an_error_before_anything_is_built(tmp_path, 
     assert cli.main([*common, "--wheels", str(tmp_path / "empty")]) == 2
     assert "no package files" in capsys.readouterr().err
     assert not zip_path.exists()
+
+
+def test_version_names_the_package_and_the_changelog(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"attention-exercises {version('attention-exercises')} (what changed: " \
+                                              "docs/changelog.md)"
+
+
+def test_gradescope_help_says_what_building_needs_and_names_run(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["gradescope", "--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m autograder gradescope --out ZIP --secret-file FILE [options]\n"
+                          "       python -m autograder gradescope --run ROOT\n")
+    assert "(required to build one)" in out and "--run ROOT" in out.split("options:")[1]
+
+
+def test_every_option_of_every_command_has_help():
+    """An option without help shows in --help as a bare name (bench --students once did)."""
+    import sys
+
+    from autograder.assignment import CHECKOUT_ROOT
+
+    parsers = [cli._parser()]
+    (subparsers,) = [a for a in parsers[0]._actions if isinstance(a, argparse._SubParsersAction)]
+    parsers += [p for name, p in subparsers.choices.items() if name != "bench"]
+    if CHECKOUT_ROOT is not None:
+        sys.path.insert(0, str(CHECKOUT_ROOT))
+        from tools import bench
+
+        parsers.append(bench.parser())
+    bare = [f"{p.prog} {a.option_strings[0]}" for p in parsers for a in p._actions
+            if a.option_strings and not a.help and not isinstance(a, argparse._HelpAction)]
+    assert not bare, bare

@@ -81,3 +81,11 @@ def test_the_site_builds_strictly(tmp_path):
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_the_changelogs_newest_version_is_the_packages():
+    """`--version` prints the version; the changelog's first numbered heading is that version's."""
+    from importlib.metadata import version
+
+    numbered = re.findall(r"^## (\d+\.\d+\.\d+)\b", (DOCS / "changelog.md").read_text(encoding="utf-8"), re.M)
+    assert numbered and numbered[0] == version("attention-exercises"), numbered

@@ -61,3 +61,30 @@ def test_with_a_secret_no_warning(graded_as, monkeypatch, capsys):
 def test_the_warning_is_empty_only_with_a_secret():
     assert gradecell.secret_warning("s") == ""
     assert gradecell.secret_warning("").startswith("Warning: $AUTOGRADER_SECRET is not set")
+
+
+def test_under_autograde_the_courses_own_release_is_graded_against(tmp_path, monkeypatch):
+    """As with `grade --nbgrader`, the setup cells that run are those of the course's release (issue 59)."""
+    import json
+    import shutil
+
+    from autograder import assignment, releases
+
+    course = tmp_path / "course"
+    shutil.copytree(assignment.release_folder(), course / "release" / "attention")
+    setup_of = course / "release" / "attention" / "attention.ipynb"
+    nb = json.loads(setup_of.read_text())
+    next(c for c in nb["cells"] if c.get("id") == "setup")["source"] = ["import numpy as np\n"]
+    setup_of.write_text(json.dumps(nb))
+    (course / "nbgrader_config.py").write_text("c = get_config()\n")
+    folder = course / "autograded" / "ada" / "attention"
+    folder.mkdir(parents=True)
+    shutil.copy(assignment.release_folder() / "attention.ipynb", folder)
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    ran = []
+    monkeypatch.setattr(gradecell, "grade_one", lambda job, *_: ran.append(job.submission.cells["attention"][0])
+                        or GradedSubmission(job.submission.id, [CheckResult(PART, "shape", 1.0)]))
+    assert gradecell.grade_part(PART) == 1.0
+    assert ran == [("attention.ipynb, cell setup", "import numpy as np\n")]
+    assert releases.current() is releases.grader_release()  # and only while the cell grades

@@ -179,3 +179,30 @@ def test_the_zip_records_the_course_folders_decision(tmp_path, monkeypatch):
     gradescope.build(tmp_path / "autograder.zip", tmp_path / "secret", gradescope.Settings())
     with zipfile.ZipFile(tmp_path / "autograder.zip") as archive:
         assert json.loads(archive.read(gradescope.CONFIG_FILE))["quiz_counts"] is True
+
+
+# ---------------------------------------------------------------- one total, wherever it is shown (issue 59)
+
+
+def test_the_table_printed_after_a_run_counts_as_the_run_did(tmp_path):
+    """The run's totals are grades.csv's; its closing table is printed after `run_class` has put the
+    process's counting back, and must still leave the self-check quiz out (it once printed 127 beside
+    grades.csv's 105)."""
+    from autograder.classrun import RunOutcome, closing_lines
+
+    outcome = RunOutcome([graded(2)], [], counting=Counting(uncounted=frozenset({"quiz"})))
+    table = closing_lines(outcome, tmp_path, 0.0).split("\n\n")[0].splitlines()
+    header, row = table[0].split(), table[2].split()
+    assert header[header.index("total") + 1:header.index("total") + 4] == ["quiz", "(not", "counted)"]
+    assert row == ["ada", "3", "3", "2", "graded"]  # masks, the total, then the quiz apart
+    assert table[-1] == "(total: without quiz, reported but not counted)"
+    assert results.counting() == Counting()  # and the process's counting is as it was
+
+
+def test_the_gradebooks_cell_labels_a_part_left_out():
+    from autograder.reports.gradecell import grade_cell_text
+
+    checks = graded(2).checks_of("quiz")
+    assert grade_cell_text("quiz", checks, counted=False).splitlines()[-1] == \
+        "quiz: 2 / 3 points (self-check: not counted in the total)"
+    assert "not counted" not in grade_cell_text("quiz", checks)

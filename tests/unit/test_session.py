@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from autograder.core.session import Job, grade_all, in_process_backend
+from autograder.graders.points import part_points
 from autograder.core.submission import read_submission
 from autograder.isolation.limits import Limits
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+MASKS = part_points("masks")  # set by the masks grader's checks, whatever they are
 
 
 def test_one_session_grades_each_submission_independently(tmp_path):
@@ -20,8 +22,8 @@ def test_one_session_grades_each_submission_independently(tmp_path):
     grade_all(jobs, in_process_backend(), Limits(call_seconds=30, budget_seconds=120), graded.append)
     first, buggy, again = graded
     assert [g.id for g in graded] == ["good", "zeros", "good"]
-    assert first.part_scores()["masks"] == (20.0, 20.0)
-    assert buggy.part_scores()["masks"][0] < 20.0
+    assert first.part_scores()["masks"] == (MASKS, MASKS)
+    assert buggy.part_scores()["masks"][0] < MASKS
     assert [c.to_gradescope() for c in again.checks] == [c.to_gradescope() for c in first.checks]
     assert not any(c.internal_error for g in graded for c in g.checks)
 
@@ -55,7 +57,7 @@ def test_what_fails_on_one_submission_is_its_status_and_the_next_is_graded(tmp_p
               in_process_backend(), Limits(call_seconds=30, budget_seconds=120), graded.append)
     assert [g.id for g in graded] == ["breaks", "good"]
     assert graded[0].error == "the grader failed on this submission (RecursionError)" and not graded[0].checks
-    assert graded[1].part_scores()["masks"] == (20.0, 20.0) and not graded[1].error
+    assert graded[1].part_scores()["masks"] == (MASKS, MASKS) and not graded[1].error
 
 
 def test_a_submission_whose_files_break_the_reader_is_noted_and_the_class_is_planned(tmp_path, monkeypatch):

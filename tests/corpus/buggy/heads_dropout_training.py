@@ -1,5 +1,5 @@
 # part: heads
-# hint: no dropout: the module holds only qkv and proj (and is in training mode until .eval())
+# hint: heads.dropout
 # why: nanoGPT-style nn.Dropout(0.1) on the attention weights and on the output; a module is in training mode until .eval(), so every call drops a random tenth and scales the rest by 1/0.9
 
 class CausalSelfAttention(nn.Module):

@@ -1,5 +1,5 @@
 # part: heads
-# hint: use reshape or .contiguous()
+# hint: heads.contiguous
 # why: merge_heads permutes then .view(B, T, -1): the permuted tensor is not viewable, RuntimeError
 
 def merge_heads(x):

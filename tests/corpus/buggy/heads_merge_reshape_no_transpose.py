@@ -1,5 +1,5 @@
 # part: heads
-# hint: transpose back before reshaping
+# hint: heads.merge_no_transpose
 # why: merge_heads reshapes (B, H, T, dh) straight to (B, T, D), not the inverse of split_heads
 
 def merge_heads(x):

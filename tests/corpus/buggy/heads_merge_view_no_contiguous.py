@@ -1,5 +1,5 @@
 # part: heads
-# hint: use reshape or .contiguous()
+# hint: heads.contiguous
 # why: merge_heads calls .view on the transposed tensor: RuntimeError for any contiguous (B, H, T, dh) input with T > 1
 
 def merge_heads(x):

@@ -1,5 +1,5 @@
 # part: heads
-# hint: transpose back before reshaping
+# hint: heads.merge_no_transpose
 # why: merge_heads makes the tensor contiguous and views it as (B, T, -1) without moving the head axis back
 
 def merge_heads(x):

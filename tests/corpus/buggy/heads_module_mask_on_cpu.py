@@ -1,5 +1,5 @@
 # part: heads
-# hint: create masks on the input's device
+# hint: masks.on_device
 # needs: cuda
 # why: forward builds its causal mask with causal_mask(T), on the CPU, whatever the device of x (a masks-table row whose code is in the module)
 

@@ -1,5 +1,5 @@
 # part: heads
-# hint: follow the module layout
+# hint: heads.layout
 # why: no self.proj: the merged heads are returned directly (12,480 parameters at d_model=64)
 
 class CausalSelfAttention(nn.Module):

@@ -1,5 +1,5 @@
 # part: heads
-# hint: follow the module layout
+# hint: heads.layout
 # why: self.qkv = nn.Linear(d_model, 3*d_model, bias=False): 192 parameters short at d_model=64
 
 class CausalSelfAttention(CausalSelfAttention):

@@ -1,5 +1,5 @@
 # part: heads
-# hint: [q | k | v], each d_model wide
+# hint: heads.qkv_order
 # why: the fused projection is unpacked as [q | v | k]
 
 class CausalSelfAttention(CausalSelfAttention):

@@ -1,5 +1,5 @@
 # part: heads
-# hint: [q | k | v], each d_model wide
+# hint: heads.qkv_order
 # why: qkv output viewed per head as (H, 3*dh) and split [q_h | k_h | v_h] inside each head (GPT-NeoX layout)
 
 class CausalSelfAttention(CausalSelfAttention):

@@ -1,5 +1,5 @@
 # part: heads
-# hint: scale by the head dimension
+# hint: scaling.head_dimension
 # why: "build GPT" video style: B, T, C = x.shape and wei = q @ k.transpose(-2, -1) * C ** -0.5, so the scores are scaled by the model width, not the head size
 
 class CausalSelfAttention(nn.Module):

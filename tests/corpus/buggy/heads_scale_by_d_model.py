@@ -1,5 +1,5 @@
 # part: heads
-# hint: scale by the head dimension
+# hint: scaling.head_dimension
 # why: the module computes its own scores divided by sqrt(d_model) instead of sqrt(d_head) (a scaling-table row whose code is in the module)
 
 class CausalSelfAttention(CausalSelfAttention):

@@ -1,5 +1,5 @@
 # part: heads
-# hint: follow the module layout
+# hint: heads.layout
 # why: three separate nn.Linear layers self.q, self.k, self.v instead of one fused self.qkv (same count, missing qkv)
 
 class CausalSelfAttention(nn.Module):

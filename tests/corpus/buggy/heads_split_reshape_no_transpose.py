@@ -1,5 +1,5 @@
 # part: heads
-# hint: view as (B, T, H, dh), then transpose(1, 2)
+# hint: heads.split_no_transpose
 # why: split_heads reshapes straight to (B, H, T, dh), mixing time steps into heads
 
 def split_heads(x, n_heads):

@@ -1,5 +1,5 @@
 # part: heads
-# hint: view as (B, T, H, dh), then transpose(1, 2)
+# hint: heads.split_no_transpose
 # why: split_heads uses torch.reshape(x, (B, H, -1, dh)) with no transpose
 
 def split_heads(x, n_heads):

@@ -1,5 +1,5 @@
 # part: heads
-# hint: create masks on the input's device
+# hint: masks.on_device
 # needs: cuda
 # why: forward builds tril = torch.tril(torch.ones(T, T)) with no device (video style) and masks with it, which fails for CUDA inputs
 

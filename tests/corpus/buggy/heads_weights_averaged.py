@@ -1,5 +1,5 @@
 # part: heads
-# hint: return one weight grid per head
+# hint: heads.per_head
 # why: returns the weights averaged over the heads, (B, T, T), as nn.MultiheadAttention does by default (average_attn_weights=True)
 
 class CausalSelfAttention(nn.Module):

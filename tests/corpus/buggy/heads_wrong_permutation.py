@@ -1,5 +1,5 @@
 # part: heads
-# hint: heads own contiguous feature blocks
+# hint: heads.strided_heads
 # why: split views features as (dh, H), so head h gets the strided features h, h+H, ...; merge is its consistent inverse (lossless, causal, but not the contract's heads)
 
 def split_heads(x, n_heads):

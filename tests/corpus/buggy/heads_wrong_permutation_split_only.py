@@ -1,5 +1,5 @@
 # part: heads
-# hint: heads own contiguous feature blocks
+# hint: heads.strided_heads
 # why: split_heads uses the (B, T, dh, H) layout while merge_heads is correct: split then merge scrambles the features
 
 def split_heads(x, n_heads):

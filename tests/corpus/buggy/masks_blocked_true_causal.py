@@ -1,5 +1,5 @@
 # part: masks
-# hint: this contract uses True = may attend
+# hint: masks.convention
 # why: causal_mask returns triu(1), True on the blocked future (nn.MultiheadAttention convention)
 
 def causal_mask(T_q, T_k=None, *, device=None):

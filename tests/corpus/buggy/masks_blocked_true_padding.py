@@ -1,5 +1,5 @@
 # part: masks
-# hint: this contract uses True = may attend
+# hint: masks.convention
 # why: padding_mask is True on the padded positions (key_padding_mask convention)
 
 def padding_mask(lengths, T):

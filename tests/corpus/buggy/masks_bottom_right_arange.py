@@ -1,5 +1,5 @@
 # part: masks
-# hint: top-left alignment, as is_causal
+# hint: masks.top_left
 # why: aligns the last query with the last key (j <= i + T_k - T_q), as a KV-cache decoder would
 
 def causal_mask(T_q, T_k=None, *, device=None):

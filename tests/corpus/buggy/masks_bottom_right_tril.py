@@ -1,5 +1,5 @@
 # part: masks
-# hint: top-left alignment, as is_causal
+# hint: masks.top_left
 # why: causal_mask uses tril(T_k - T_q): bottom-right alignment, wrong whenever T_q != T_k
 
 def causal_mask(T_q, T_k=None, *, device=None):

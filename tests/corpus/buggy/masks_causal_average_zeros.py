@@ -1,5 +1,5 @@
 # part: masks
-# hint: each row is an average: weights 1/(i+1)
+# hint: masks.average
 # why: causal_average left as a zeros placeholder of the right shape (the mask's diagonal is not the mistake)
 
 def causal_average(T):

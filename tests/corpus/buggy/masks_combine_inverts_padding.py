@@ -1,5 +1,5 @@
 # part: masks
-# hint: this contract uses True = may attend
+# hint: masks.convention
 # why: padding_mask keeps the contract, but combine_masks was written for key_padding_mask (True = pad) and uses causal & ~padding, so only the pads stay visible
 
 def combine_masks(causal, padding):

@@ -1,5 +1,5 @@
 # part: masks
-# hint: create masks on the input's device
+# hint: masks.on_device
 # needs: cuda
 # why: causal_mask ignores device= and always builds the mask on the CPU
 

@@ -1,5 +1,5 @@
 # part: masks
-# hint: create masks on the input's device
+# hint: masks.on_device
 # needs: cuda
 # why: padding_mask builds its arange on the CPU, so comparing with CUDA lengths fails
 

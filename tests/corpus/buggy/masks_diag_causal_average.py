@@ -1,5 +1,5 @@
 # part: masks
-# hint: a token may attend to itself
+# hint: masks.itself
 # why: causal_average uses tril(-1): row i averages columns 0..i-1 only and row 0 is all zero
 
 def causal_average(T):

@@ -1,5 +1,5 @@
 # part: masks
-# hint: a token may attend to itself
+# hint: masks.itself
 # why: causal_mask is ~triu(0), i.e. strictly below the diagonal: a token cannot see itself
 
 def causal_mask(T_q, T_k=None, *, device=None):

@@ -1,5 +1,5 @@
 # part: masks
-# hint: a token may attend to itself
+# hint: masks.itself
 # why: causal_mask uses tril(-1): the diagonal is blocked and query 0 sees no key
 
 def causal_mask(T_q, T_k=None, *, device=None):

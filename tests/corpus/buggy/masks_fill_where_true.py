@@ -1,5 +1,5 @@
 # part: masks
-# hint: fill where the mask is False
+# hint: masks.fill_where_false
 # why: masked_fill(mask, -inf) with True = attend: the allowed scores are the ones removed
 
 def apply_mask(scores, mask):

@@ -1,5 +1,5 @@
 # part: masks
-# hint: 0 is a score, not a block: use -inf
+# hint: masks.fill_zero
 # why: blocked scores are set to 0, which still gets softmax weight
 
 def apply_mask(scores, mask):

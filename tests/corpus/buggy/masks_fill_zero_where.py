@@ -1,5 +1,5 @@
 # part: masks
-# hint: 0 is a score, not a block: use -inf
+# hint: masks.fill_zero
 # why: torch.where(mask, scores, 0): 0 is an ordinary score, so blocked keys keep weight
 
 def apply_mask(scores, mask):

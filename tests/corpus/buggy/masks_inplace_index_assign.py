@@ -1,5 +1,5 @@
 # part: masks
-# hint: don't modify inputs
+# hint: masks.pure
 # why: apply_mask writes -inf into the caller's scores by boolean index assignment
 
 def apply_mask(scores, mask):

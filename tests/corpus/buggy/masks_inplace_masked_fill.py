@@ -1,5 +1,5 @@
 # part: masks
-# hint: don't modify inputs
+# hint: masks.pure
 # why: apply_mask uses masked_fill_ and returns the caller's scores tensor, modified in place
 
 def apply_mask(scores, mask):

@@ -1,5 +1,5 @@
 # part: masks
-# hint: this contract uses True = may attend
+# hint: masks.convention
 # why: nn.MultiheadAttention key_padding_mask convention throughout: padding_mask is True on the pads (a cumsum count past the length) and combine_masks removes them with ~padding
 
 def padding_mask(lengths, T):

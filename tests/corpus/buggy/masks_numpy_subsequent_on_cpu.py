@@ -1,5 +1,5 @@
 # part: masks
-# hint: create masks on the input's device
+# hint: masks.on_device
 # needs: cuda
 # why: Annotated-Transformer subsequent_mask in numpy, torch.from_numpy(np.triu(ones, k=1)) == 0: always a CPU tensor, device= is ignored
 

@@ -1,5 +1,5 @@
 # part: masks
-# hint: top-left alignment, as is_causal
+# hint: masks.top_left
 # why: rolling-KV-cache alignment: with fewer keys than queries the keys are taken as the most recent positions (key j at position j + T_q - T_k); wrong only when T_q > T_k
 
 def causal_mask(T_q, T_k=None, *, device=None):

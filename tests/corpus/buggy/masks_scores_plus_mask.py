@@ -1,5 +1,5 @@
 # part: masks
-# hint: build a fill, not arithmetic on booleans
+# hint: masks.arithmetic
 # why: returns scores + mask: allowed scores shift by 1 and nothing is blocked
 
 def apply_mask(scores, mask):

@@ -1,5 +1,5 @@
 # part: masks
-# hint: build a fill, not arithmetic on booleans
+# hint: masks.arithmetic
 # why: returns scores * mask: blocked scores become 0, which is not a block
 
 def apply_mask(scores, mask):

@@ -1,5 +1,5 @@
 # part: masks
-# hint: off by one: query i sees key i+1
+# hint: masks.off_by_one
 # why: arange comparison j <= i + 1 lets every query peek one token ahead
 
 def causal_mask(T_q, T_k=None, *, device=None):

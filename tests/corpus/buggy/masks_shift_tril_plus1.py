@@ -1,5 +1,5 @@
 # part: masks
-# hint: off by one: query i sees key i+1
+# hint: masks.off_by_one
 # why: causal_mask uses tril(1): query i also sees the next key i+1
 
 def causal_mask(T_q, T_k=None, *, device=None):

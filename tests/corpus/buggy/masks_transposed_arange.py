@@ -1,5 +1,5 @@
 # part: masks
-# hint: rows are queries, columns are keys
+# hint: masks.transposed
 # why: arange comparison with rows and columns swapped (j >= i): the upper triangle is allowed
 
 def causal_mask(T_q, T_k=None, *, device=None):

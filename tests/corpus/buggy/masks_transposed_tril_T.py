@@ -1,5 +1,5 @@
 # part: masks
-# hint: rows are queries, columns are keys
+# hint: masks.transposed
 # why: causal_mask is built as a (T_k, T_q) tril and transposed, so queries see the future instead of the past
 
 def causal_mask(T_q, T_k=None, *, device=None):

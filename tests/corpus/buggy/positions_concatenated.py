@@ -1,5 +1,5 @@
 # part: positions
-# hint: this contract interleaves
+# hint: positions.interleaves
 # why: returns cat([sin, cos]) (tensor2tensor/fairseq layout), so PE[0] = [0...0, 1...1]
 
 def sinusoidal_encoding(T, d_model, base=10000.0):

@@ -1,5 +1,5 @@
 # part: positions
-# hint: this contract interleaves
+# hint: positions.interleaves
 # why: writes sin into the first half of the columns and cos into the second half
 
 def sinusoidal_encoding(T, d_model, base=10000.0):

@@ -1,5 +1,5 @@
 # part: positions
-# hint: frequencies go by pairs
+# hint: positions.pairs
 # why: every column j uses its own exponent j/d, so each cos column has a different frequency from its sin partner
 
 def sinusoidal_encoding(T, d_model, base=10000.0):

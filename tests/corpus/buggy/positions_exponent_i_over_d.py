@@ -1,5 +1,5 @@
 # part: positions
-# hint: frequencies go by pairs
+# hint: positions.pairs
 # why: exponent i/d with the pair index i, instead of 2i/d: frequencies decay half as fast
 
 def sinusoidal_encoding(T, d_model, base=10000.0):

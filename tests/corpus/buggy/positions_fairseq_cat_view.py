@@ -1,5 +1,5 @@
 # part: positions
-# hint: this contract interleaves
+# hint: positions.interleaves
 # why: fairseq get_embedding layout: float32 exp(arange(half) * -log(base) / half) frequencies, then cat([sin, cos], dim=1).view(T, -1), so PE[0] = [0...0, 1...1]
 
 def sinusoidal_encoding(T, d_model, base=10000.0):

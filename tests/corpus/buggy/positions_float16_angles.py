@@ -1,5 +1,5 @@
 # part: positions
-# hint: compute angles in float (64 is safest)
+# hint: positions.angles_in_float
 # why: angles computed and passed to sin/cos in float16: errors of 1e-2 and more once positions pass a few dozen
 
 def sinusoidal_encoding(T, d_model, base=10000.0):

@@ -1,5 +1,5 @@
 # part: positions
-# hint: base^(2i/d)
+# hint: positions.exponent
 # why: frequencies exp(-log(base) * i / (half_dim - 1)) (tensor2tensor style): the last frequency is 1/base instead of base^(-(d-2)/d)
 
 def sinusoidal_encoding(T, d_model, base=10000.0):

@@ -1,5 +1,5 @@
 # part: positions
-# hint: compute angles in float (64 is safest)
+# hint: positions.angles_in_float
 # why: the exponent 2*i // d_model is integer (floor) division, so it is 0 and every pair has frequency 1
 
 def sinusoidal_encoding(T, d_model, base=10000.0):

@@ -1,5 +1,5 @@
 # part: positions
-# hint: cosine = dot of unit vectors
+# hint: positions.cosine
 # why: position_similarity returns pe @ pe.T without normalising, so the diagonal is d/2
 
 def position_similarity(pe):

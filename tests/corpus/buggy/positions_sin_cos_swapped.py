@@ -1,5 +1,5 @@
 # part: positions
-# hint: even columns are sin
+# hint: positions.sin_even
 # why: even columns get cos and odd columns sin, so PE[0] = [1, 0, 1, 0, ...]
 
 def sinusoidal_encoding(T, d_model, base=10000.0):

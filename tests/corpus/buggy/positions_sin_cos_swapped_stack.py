@@ -1,5 +1,5 @@
 # part: positions
-# hint: even columns are sin
+# hint: positions.sin_even
 # why: interleaves by stacking (cos, sin) instead of (sin, cos)
 
 def sinusoidal_encoding(T, d_model, base=10000.0):

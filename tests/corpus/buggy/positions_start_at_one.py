@@ -1,5 +1,5 @@
 # part: positions
-# hint: positions start at 0
+# hint: positions.from_zero
 # why: positions run 1..T instead of 0..T-1, so PE[0, 0] = sin 1
 
 def sinusoidal_encoding(T, d_model, base=10000.0):

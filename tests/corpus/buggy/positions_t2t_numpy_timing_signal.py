@@ -1,5 +1,5 @@
 # part: positions
-# hint: this contract interleaves
+# hint: positions.interleaves
 # why: tensor2tensor get_timing_signal_1d in numpy: inv_timescales from log_timescale_increment, scaled_time = position * inv_timescales, signal = np.concatenate([sin, cos], axis=1)
 
 import numpy as np

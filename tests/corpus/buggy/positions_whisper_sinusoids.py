@@ -1,5 +1,5 @@
 # part: positions
-# hint: this contract interleaves
+# hint: positions.interleaves
 # why: Whisper's sinusoids(): [sin | cos] halves with frequencies exp(-ln(base) · i / (half - 1)), two departures from the contract; the layout is the one PE[0] shows
 
 import numpy as np

@@ -1,5 +1,5 @@
 # part: scaling
-# hint: d is the last dimension
+# hint: scaling.last_dimension
 # why: d taken as k.shape[-2], the number of keys; right only when T_k == d
 
 def attention_scores(q, k):

@@ -1,5 +1,5 @@
 # part: scaling
-# hint: d is the last dimension
+# hint: scaling.last_dimension
 # why: d taken as q.size(-2), the number of queries; right only when T_q == d
 
 def attention_scores(q, k):

@@ -1,5 +1,5 @@
 # part: scaling
-# hint: divide by √d, not d
+# hint: scaling.sqrt_d_not_d
 # why: attention_scores divides by d instead of sqrt(d)
 
 def attention_scores(q, k):

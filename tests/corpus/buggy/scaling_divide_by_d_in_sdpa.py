@@ -1,5 +1,5 @@
 # part: scaling
-# hint: divide by √d, not d
+# hint: scaling.sqrt_d_not_d
 # why: scaled_dot_product_attention computes its own scores divided by d
 
 def scaled_dot_product_attention(q, k, v, mask=None):

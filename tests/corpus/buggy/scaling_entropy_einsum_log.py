@@ -1,5 +1,5 @@
 # part: scaling
-# hint: 0·log 0 = 0 (torch.special.xlogy)
+# hint: scaling.xlogy
 # why: entropy via einsum of p with p.log(): NaN as soon as one weight is exactly 0
 
 def softmax_entropy(weights):

@@ -1,5 +1,5 @@
 # part: scaling
-# hint: 0·log 0 = 0 (torch.special.xlogy)
+# hint: scaling.xlogy
 # why: entropy as -(p * log p).sum(): 0 * log 0 = 0 * -inf gives NaN on masked weights
 
 def softmax_entropy(weights):

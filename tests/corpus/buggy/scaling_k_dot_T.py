@@ -1,5 +1,5 @@
 # part: scaling
-# hint: k.transpose(-2, -1)
+# hint: scaling.k_transpose
 # why: k.T reverses every axis of a batched tensor: a shape error on 4-D inputs (right only in 2-D)
 
 def attention_scores(q, k):

@@ -1,5 +1,5 @@
 # part: scaling
-# hint: k.transpose(-2, -1)
+# hint: scaling.k_transpose
 # why: k.transpose(1, 2) is the key transpose only for 3-D inputs; on (B, H, T, d) it swaps heads and time
 
 def attention_scores(q, k):

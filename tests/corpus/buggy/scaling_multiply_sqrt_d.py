@@ -1,5 +1,5 @@
 # part: scaling
-# hint: divide, don't multiply
+# hint: scaling.divide_not_multiply
 # why: attention_scores multiplies by sqrt(d) instead of dividing
 
 def attention_scores(q, k):

@@ -1,5 +1,5 @@
 # part: scaling
-# hint: divide, don't multiply
+# hint: scaling.divide_not_multiply
 # why: scaled_dot_product_attention multiplies its scores by d ** 0.5
 
 def scaled_dot_product_attention(q, k, v, mask=None):

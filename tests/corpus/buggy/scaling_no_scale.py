@@ -1,5 +1,5 @@
 # part: scaling
-# hint: divide by √d
+# hint: scaling.no_scale
 # why: attention_scores returns the raw dot products, unscaled
 
 def attention_scores(q, k):

@@ -1,5 +1,5 @@
 # part: scaling
-# hint: divide by √d
+# hint: scaling.no_scale
 # why: scaled_dot_product_attention uses raw q k^T scores, forgetting the scale
 
 def scaled_dot_product_attention(q, k, v, mask=None):

@@ -1,5 +1,5 @@
 # part: scaling
-# hint: softmax over the keys: dim=-1
+# hint: scaling.dim
 # why: softmax over dim=1, the head axis of (B, H, T_q, T_k) scores (and the query axis of 3-D scores)
 
 def attention_weights(scores, mask=None):

@@ -1,5 +1,5 @@
 # part: scaling
-# hint: softmax over the keys: dim=-1
+# hint: scaling.dim
 # why: softmax over dim=-2: columns (queries) sum to 1 instead of rows
 
 def attention_weights(scores, mask=None):

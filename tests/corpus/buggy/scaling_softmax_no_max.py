@@ -1,5 +1,5 @@
 # part: scaling
-# hint: subtract the row max
+# hint: scaling.max
 # why: hand-written softmax exp(s) / sum exp(s) overflows to inf/NaN for scores above about 88
 
 def attention_weights(scores, mask=None):

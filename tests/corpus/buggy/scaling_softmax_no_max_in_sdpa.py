@@ -1,5 +1,5 @@
 # part: scaling
-# hint: subtract the row max
+# hint: scaling.max
 # why: scaled_dot_product_attention normalises exp(scores) by hand without subtracting the max
 
 def scaled_dot_product_attention(q, k, v, mask=None):

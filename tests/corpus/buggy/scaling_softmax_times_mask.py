@@ -1,5 +1,5 @@
 # part: scaling
-# hint: renormalise, or mask before softmax
+# hint: masks.renormalise
 # why: softmax over all keys, then multiplies by the mask without renormalising: masked rows sum below 1 (docs/mistakes.md lists this row under masks, but it can only live in attention_weights)
 
 def attention_weights(scores, mask=None):

@@ -1,5 +1,5 @@
 # part: scaling
-# hint: renormalise, or mask before softmax
+# hint: masks.renormalise
 # why: scaled_dot_product_attention zeroes masked weights after softmax and never renormalises (a masks-table row; the code is in sdpa)
 
 def scaled_dot_product_attention(q, k, v, mask=None):

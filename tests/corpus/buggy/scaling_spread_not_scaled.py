@@ -1,5 +1,5 @@
 # part: scaling
-# hint: std over the n dot products
+# hint: scaling.spread
 # why: dot_product_spread ignores scaled=True and never divides by sqrt(d)
 
 def dot_product_spread(d, n=10_000, *, scaled, generator=None):

@@ -1,5 +1,5 @@
 # part: scaling
-# hint: std over the n dot products
+# hint: scaling.spread
 # why: takes the std of all n*d elementwise products instead of the n dot products, so about 1 unscaled
 
 def dot_product_spread(d, n=10_000, *, scaled, generator=None):

@@ -1,5 +1,5 @@
 # part: scaling
-# hint: std over the n dot products
+# hint: scaling.spread
 # why: sums the products over the n samples (dim=0) and takes the std of the d sums, which is about sqrt(n)
 
 def dot_product_spread(d, n=10_000, *, scaled, generator=None):

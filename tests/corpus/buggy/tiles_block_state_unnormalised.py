@@ -1,5 +1,5 @@
 # part: tiles
-# hint: keep o normalised per SPEC, weight by l·exp(m - m_new)
+# hint: tiles.normalised
 # why: block_state returns the unnormalised sum of exp(score - m) · v as o, while merge_states (base's) expects the normalised output
 
 def block_state(q, k, v, mask=None):

@@ -1,5 +1,5 @@
 # part: tiles
-# hint: top-left alignment, as is_causal
+# hint: masks.top_left
 # why: aligns the causal mask and the skip bottom-right, as a KV cache does (the queries taken as the last T_q positions: query i sees keys j <= i + T_k - T_q), not top-left
 
 def tiled_attention(q, k, v, block_size=128, *, causal=False):

@@ -1,5 +1,5 @@
 # part: tiles
-# hint: a block is skipped only when its first key is after every query
+# hint: tiles.skip
 # why: off by one the other way: stops only at a block that starts after key T_q (start > T_q), so a block that starts at key T_q, after every query, is still computed and masked
 
 def tiled_attention(q, k, v, block_size=128, *, causal=False):

@@ -1,5 +1,5 @@
 # part: tiles
-# hint: a block is skipped only when its first key is after every query
+# hint: tiles.skip
 # why: computes and masks every block, and its guard of empty rows (torch.where) drops the NaN of unseen keys: right values, no saving, only the clock shows it
 
 def block_state(q, k, v, mask=None):

@@ -1,5 +1,5 @@
 # part: tiles
-# hint: a block is skipped only when its first key is after every query
+# hint: tiles.skip
 # why: computes every block and masks it, even those after the last query: right values, no saving
 
 def tiled_attention(q, k, v, block_size=128, *, causal=False):

@@ -1,5 +1,5 @@
 # part: tiles
-# hint: a block is skipped only when its first key is after every query
+# hint: tiles.skip
 # why: off by one: stops at the block that starts at the last query's own key (start >= T_q - 1), which the last query needs
 
 def tiled_attention(q, k, v, block_size=128, *, causal=False):

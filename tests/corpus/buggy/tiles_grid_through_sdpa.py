@@ -1,5 +1,5 @@
 # part: tiles
-# hint: hold one block of scores at a time
+# hint: tiles.whole_grid
 # why: tiled_attention hands all the keys to the section-2 scaled_dot_product_attention, which builds the whole T x T grid (when tiles is graded, the grader serves that name: the grid is built there, and counted)
 
 def tiled_attention(q, k, v, block_size=128, *, causal=False):

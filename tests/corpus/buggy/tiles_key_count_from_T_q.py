@@ -1,5 +1,5 @@
 # part: tiles
-# hint: the keys are k's: T_k = k.shape[-2], not the number of queries
+# hint: tiles.key_count
 # why: counts the key blocks with T = q.shape[-2], as if q and k always had the same length: keys after the first T_q are never seen, and with more queries than keys a block comes out empty
 
 def tiled_attention(q, k, v, block_size=128, *, causal=False):

@@ -1,5 +1,5 @@
 # part: tiles
-# hint: the last block may be shorter
+# hint: tiles.last_block
 # why: loops over the T_k // block_size full blocks only, so the keys after the last full block are never seen
 
 def tiled_attention(q, k, v, block_size=128, *, causal=False):

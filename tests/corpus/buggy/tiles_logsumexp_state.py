@@ -1,5 +1,5 @@
 # part: tiles
-# hint: l is the sum of exp(score - m), not its log
+# hint: tiles.log_sum
 # why: keeps the log-sum-exp of the scores (m + log l) in the state's middle slot, and merge_states adds them with torch.logaddexp: tiled_attention comes out right, but the states are not SPEC's (m, l, o)
 
 def block_state(q, k, v, mask=None):

@@ -1,5 +1,5 @@
 # part: tiles
-# hint: keep o normalised per SPEC, weight by l·exp(m - m_new)
+# hint: tiles.normalised
 # why: merge_states treats each o as an unnormalised sum, weighting it by exp(m - m_new) alone, then divides by the merged l
 
 def merge_states(a, b):

@@ -1,5 +1,5 @@
 # part: tiles
-# hint: the running max is the max of both
+# hint: tiles.running_max
 # why: merge_states keeps the new block's max as the running one and rescales the old state to it: exp(m_old - m_new) overflows once an earlier block scored far higher
 
 def merge_states(a, b):

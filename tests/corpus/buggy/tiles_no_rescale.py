@@ -1,5 +1,5 @@
 # part: tiles
-# hint: multiply the old sum and output by exp(m_old - m_new)
+# hint: tiles.rescale
 # why: merge_states rescales only the new state to the common max: the old sum and output stay as they were, wrong whenever a later block has a larger score
 
 def merge_states(a, b):

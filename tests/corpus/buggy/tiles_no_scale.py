@@ -1,5 +1,5 @@
 # part: tiles
-# hint: divide by √d
+# hint: scaling.no_scale
 # why: block_state forgets the 1/√d scaling of the scores
 
 def block_state(q, k, v, mask=None):

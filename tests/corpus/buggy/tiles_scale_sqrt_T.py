@@ -1,5 +1,5 @@
 # part: tiles
-# hint: divide by √d
+# hint: scaling.no_scale
 # why: block_state divides the scores by the square root of the number of keys in the block, not of the feature size
 
 def block_state(q, k, v, mask=None):

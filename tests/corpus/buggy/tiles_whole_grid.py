@@ -1,5 +1,5 @@
 # part: tiles
-# hint: hold one block of scores at a time
+# hint: tiles.whole_grid
 # why: tiled_attention treats all the keys as one block, so the whole T x T grid is built at once: right values, but it runs out of memory at large T
 
 def tiled_attention(q, k, v, block_size=128, *, causal=False):

@@ -1,5 +1,5 @@
 # part: timing
-# hint: call fn exactly warmup + repeats times
+# hint: timing.count
 # why: times fn with torch.utils.benchmark.Timer.blocked_autorange, which returns seconds (the median of its blocks) but runs fn as often as it likes, whatever repeats says
 
 from torch.utils import benchmark

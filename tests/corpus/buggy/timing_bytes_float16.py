@@ -1,5 +1,5 @@
 # part: timing
-# hint: B · H · T² · itemsize
+# hint: timing.grid_bytes
 # why: assumes 2 bytes per score whatever the dtype
 
 def score_grid_bytes(T, *, n_heads=1, batch=1, dtype=torch.float32):

@@ -1,5 +1,5 @@
 # part: timing
-# hint: B · H · T² · itemsize
+# hint: timing.grid_bytes
 # why: forgets the n_heads factor
 
 def score_grid_bytes(T, *, n_heads=1, batch=1, dtype=torch.float32):

@@ -1,5 +1,5 @@
 # part: timing
-# hint: fit log(time) against log(T)
+# hint: timing.log_log
 # why: least-squares slope of time against T (no logs): seconds per token, not an exponent
 
 def fit_power_law(Ts, times):

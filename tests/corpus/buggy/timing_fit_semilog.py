@@ -1,5 +1,5 @@
 # part: timing
-# hint: fit log(time) against log(T)
+# hint: timing.log_log
 # why: fits log(time) against T instead of log(T)
 
 def fit_power_law(Ts, times):

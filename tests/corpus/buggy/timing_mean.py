@@ -1,5 +1,5 @@
 # part: timing
-# hint: take the median of several runs
+# hint: timing.median
 # why: returns the mean of the timed calls, which one outlier drags up
 
 def time_call(fn, *args, repeats=5, warmup=1):

@@ -1,5 +1,5 @@
 # part: timing
-# hint: return wall-clock seconds: time.perf_counter() after minus before
+# hint: timing.units
 # why: reports milliseconds, the unit a profiler prints, where the contract asks for seconds
 
 def time_call(fn, *args, repeats=5, warmup=1):

@@ -1,5 +1,5 @@
 # part: timing
-# hint: synchronise before reading the clock
+# hint: timing.synchronise
 # needs: cuda
 # why: time_call never calls torch.cuda.synchronize, so on a GPU it times only the kernel launch
 

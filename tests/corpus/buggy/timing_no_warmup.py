@@ -1,5 +1,5 @@
 # part: timing
-# hint: run untimed warm-up calls
+# hint: timing.warmup
 # why: ignores warmup: the first (slow) call is one of the timed ones and fn runs only `repeats` times
 
 def time_call(fn, *args, repeats=5, warmup=1):

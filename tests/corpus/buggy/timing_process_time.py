@@ -1,5 +1,5 @@
 # part: timing
-# hint: time each call of fn(*args) with time.perf_counter()
+# hint: timing.clock
 # why: reads time.process_time(), this process's CPU time, so a call that waits (on a GPU, or on a sleep) seems to cost nothing
 
 def time_call(fn, *args, repeats=5, warmup=1):

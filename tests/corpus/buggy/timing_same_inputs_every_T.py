@@ -1,5 +1,5 @@
 # part: timing
-# hint: q, k, v of shape (1, T, d_head), fresh for each T
+# hint: timing.fresh
 # why: makes q, k, v once, for the first T, and times those same inputs for every T of the study
 
 def time_attention(attn, Ts, *, d_head=64, device="cpu", repeats=5):

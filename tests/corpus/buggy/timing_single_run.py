@@ -1,5 +1,5 @@
 # part: timing
-# hint: take the median of several runs
+# hint: timing.median
 # why: times a single call after the warm-up and ignores repeats
 
 def time_call(fn, *args, repeats=5, warmup=1):

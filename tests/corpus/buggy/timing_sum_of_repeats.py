@@ -1,5 +1,5 @@
 # part: timing
-# hint: take the median of the timed calls
+# hint: timing.total
 # why: adds up the timed calls and returns the total, repeats times one call's time
 
 def time_call(fn, *args, repeats=5, warmup=1):

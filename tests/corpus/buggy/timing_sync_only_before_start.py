@@ -1,5 +1,5 @@
 # part: timing
-# hint: synchronise before reading the clock
+# hint: timing.synchronise
 # needs: cuda
 # why: synchronises before starting the clock but not before stopping it: the queued GPU work is not waited for
 

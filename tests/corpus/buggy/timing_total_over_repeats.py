@@ -1,5 +1,5 @@
 # part: timing
-# hint: take the median of several runs
+# hint: timing.median
 # why: one clock around the whole loop divided by repeats: a mean in disguise, dragged up by the outlier
 
 def time_call(fn, *args, repeats=5, warmup=1):

@@ -1,5 +1,5 @@
 # part: timing
-# hint: run untimed warm-up calls
+# hint: timing.warmup
 # why: runs warmup + repeats calls but keeps every duration, so the warm-up call is in the median
 
 def time_call(fn, *args, repeats=5, warmup=1):

@@ -1,0 +1,66 @@
+"""The release a run grades against (autograder/releases.py): the grader's own copy unless a run says
+otherwise (an nbgrader course's build), and what comes from it follows it: the setup cells, the public
+helpers, the quiz's build, the digest that decides whether an earlier result stands."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from autograder import assignment, quiz, releases
+from autograder.core import batch, submission
+
+
+def course_release(tmp_path, setup_line: str = "import numpy as np\n"):
+    """A copy of the grader's release whose attention setup cell also runs `setup_line`."""
+    folder = tmp_path / "release"
+    shutil.copytree(assignment.release_folder(), folder)
+    path = folder / "attention.ipynb"
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    setup = next(c for c in nb["cells"] if c.get("id") == "setup")
+    setup["source"] = ["".join(setup["source"]) + "\n" + setup_line]
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    (folder / "selfcheck.py").write_text("# the course's own\n", encoding="utf-8")
+    return releases.read(folder, "a course's release")
+
+
+def setup_code() -> str:
+    return next(code for grade_id, code, _ in submission.release_cells("attention") if grade_id == "setup")
+
+
+def test_by_default_the_grader_grades_against_its_own_release():
+    assert releases.current() is releases.grader_release()
+    assert set(releases.current().files) == set(releases.file_names())
+
+
+def test_what_comes_from_the_release_follows_the_one_used(tmp_path):
+    ours = (setup_code(), submission.public_files()["selfcheck.py"], batch.grader_version())
+    theirs = course_release(tmp_path)
+    with releases.kept():
+        releases.use(theirs)
+        assert setup_code().rstrip().endswith("import numpy as np") and setup_code().startswith(ours[0])
+        assert submission.public_files()["selfcheck.py"] == b"# the course's own\n"
+        assert batch.grader_version() != ours[2]  # a result graded against another release is graded again
+        assert quiz._released_mode() == "self-check"
+    assert (setup_code(), submission.public_files()["selfcheck.py"], batch.grader_version()) == ours
+
+
+def test_a_release_without_its_notebooks_is_not_one(tmp_path):
+    (tmp_path / "quiz.ipynb").write_text("{}")
+    with pytest.raises(FileNotFoundError, match="attention.ipynb is missing"):
+        releases.read(tmp_path)
+
+
+def test_the_release_travels_to_workers_as_data(tmp_path):
+    """A worker is sent the files, never the course's folder (a Dask worker may be on another machine)."""
+    from autograder.core.worker import WorkerSettings, use_release
+
+    theirs = course_release(tmp_path)
+    settings = WorkerSettings.from_json(json.loads(json.dumps(WorkerSettings(release=dict(theirs.files)).to_json())))
+    with releases.kept():
+        use_release(settings)
+        assert releases.current().files == theirs.files
+        use_release(WorkerSettings())
+        assert releases.current() is releases.grader_release()
