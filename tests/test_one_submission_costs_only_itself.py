@@ -42,6 +42,11 @@ SLOW = ("infinite_loop_at_import", "infinite_loop_in_function", "slow_import_the
         "trickle_reply", "memory_bomb_in_function", "memory_creep", "os_exit_in_function", "print_flood")
 TIMEOUTS = {"slow_import_then_loop": 2}  # --timeouts a case may cost: one, but a slow import and then a loop
 BACKENDS = {"local": [], "dask": ["--dask", "local:1"]}
+# The share of the class's own CPU time a case may add by making the run last longer: a Dask cluster's
+# scheduler and worker spend CPU for as long as the run lasts, and a busy machine stretches that (in CI,
+# beside the rest of the suite, the class without the case took 17.2 s, twice what it takes idle, and
+# callback_stream added 12.1 s, 3.9 of them its calls; idle or beside two busy loops 3.2 to 5.6 s).
+RUN_SHARE = {"local": 0.25, "dask": 0.5}
 RUNS = [("local", name) for name in OWN_SIDE + SLOW] + [("dask", name) for name in OWN_SIDE]
 MODULE_BYTES = 2 * 2**20 - 4096  # the modules of the zip that took a class 53 to 103 s (the limit then was 2 MiB)
 
@@ -123,5 +128,5 @@ def test_a_hostile_submission_costs_the_class_at_most_its_own_time(backend, name
     limits = TIMEOUTS.get(name, 1) * TIMEOUT + TIMEOUT  # after the first timeout, later calls together get one more
     assert stopped <= limits, f"{name} was stopped after {stopped:g} s of time limits (allowed {limits:g} s)"
     extra = cpu - without["cpu"]
-    allowed = calls + SLACK + 0.25 * without["cpu"]
+    allowed = calls + SLACK + RUN_SHARE[backend] * without["cpu"]
     assert extra <= allowed, f"{name} cost the class {extra:.1f} CPU seconds (allowed {allowed:.1f}: its calls took {calls:.1f})"

@@ -233,6 +233,10 @@ def confine(config: SandboxConfig, host: Host, name: str, keep_fd: int) -> list[
     if host.drop_root:  # a uid of its own: no other sandbox's processes (of any run here) count against its limit
         uid = identity.sandbox_uid(host_pid, host.pid_namespace)
         weaknesses += _own_uid(uid, scratch, keep_file_access=host.drop_root == "fsuid")
+        # Changing uid made it not dumpable: only a process with CAP_SYS_PTRACE could read its memory
+        # counts (/proc/PID/io, maps, smaps_rollup), which a container's root lacks. Dumpable, its owner
+        # may read them too, as the grader does (isolation.held); no other process has its uid.
+        _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     if os.geteuid() == 0:  # root of a user namespace, or root that cannot leave uid 0
         _drop_capabilities()
     if ruleset is not None:
