@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import assignment, quiz, releases, reports
-from .core.batch import LocalPool, fingerprint, plan, write_record
-from .core.results import Counting, GradedSubmission, Status, Visibility, counted_as, counting, set_counting
-from .core.students import LayoutError, held_by
-from .core.submission import SubmissionError, safe_id, unique_ids
-from .core.worker import WorkerError, WorkerSettings
+from .pool.batch import LocalPool, fingerprint, plan, write_record
+from .model.results import Counting, GradedSubmission, Status, Visibility
+from .model.students import LayoutError, held_by
+from .model.submission import SubmissionError, safe_id, unique_ids
+from .nbgrader.counting import quiz_counting as quiz_counting_of
+from .pool.worker import WorkerError, WorkerSettings
 from .isolation.limits import BUDGET_SECONDS, Limits
 from .reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD
 from .reports.similarity import Similarity
@@ -68,7 +69,7 @@ class RunOptions:
     progress: bool = True  # the isolation line, notes and a progress bar on stderr
     similarity: float | None = SIMILARITY_THRESHOLD  # the class report's threshold for pairs alike; None: no section
     dask: str | None = None  # grade on this Dask cluster (tcp://, tls://, a scheduler file, local:N)
-    dask_security: Any = None  # distributed.Security for a tls:// cluster (core.cluster.security)
+    dask_security: Any = None  # distributed.Security for a tls:// cluster (pool.cluster.security)
     allow_weak: bool = False  # grade even where sandboxes could read the reference and the graders
 
 
@@ -90,23 +91,19 @@ class RunOutcome:
 
 
 def run_class(options: RunOptions) -> RunOutcome:
-    """Grade a class as `options` say (see the module's docstring); raises RunError when it cannot.
-    The quiz is counted as this run says, and as before afterwards (a caller grades with its own)."""
-    before = counting()
+    """Grade a class as `options` say (see the module's docstring); raises RunError when it cannot."""
     try:
         with releases.kept():  # a course's release is graded against during its run only
             return _run(options)
     except SubmissionError as exc:  # a file no student's work can be read from: the command was wrong
         raise RunError(str(exc)) from None
-    finally:
-        set_counting(before)
 
 
 def _run(options: RunOptions) -> RunOutcome:
     course_root = Path(options.course_root or Path.cwd()).resolve()
     secret = _secret(options)
-    quiz_counting = quiz.quiz_counting(options.quiz_counts, course_root)
-    set_counting(quiz.counting_of(quiz_counting))
+    quiz_counting = quiz_counting_of(options.quiz_counts, course_root)
+    counting = Counting.of_quiz(quiz_counting.counts)
     _check_paths(options.paths, options.nbgrader)
     students, notes = _students(options.paths)
     given = _with_ids(students)
@@ -122,7 +119,7 @@ def _run(options: RunOptions) -> RunOutcome:
         pool.start(_settings(options, secret, out, paths, course.root if course else None))
         gradebook = _gradebook_writer(course, out, options.parts, folders)
         try:
-            graded, kept, similar = _grade(options, secret, out, paths, pool, quiz_counting.line(), notes,
+            graded, kept, similar = _grade(options, secret, out, paths, pool, quiz_counting.line(), counting, notes,
                                            gradebook.add if gradebook else lambda graded: None)
         except BaseException:
             if gradebook is not None:
@@ -137,7 +134,7 @@ def _run(options: RunOptions) -> RunOutcome:
     finally:
         pool.close()
     outcome = RunOutcome(graded, kept, weaknesses=set(pool.weaknesses), ready_at=pool.ready_at,
-                         failed=any(g.status is Status.GRADER_ERROR for g in graded), counting=counting())
+                         failed=any(g.status is Status.GRADER_ERROR for g in graded), counting=counting)
     if course is not None and gradebook is None:
         outcome.gradebook_line = "Gradebook: not written (only a full grading, every part, goes into the gradebook)."
     if gradebook is not None:
@@ -190,7 +187,7 @@ def _course(options: RunOptions, course_root: Path, given: list[tuple[Path, str]
 
 
 def _grade(options: RunOptions, secret: str, out: Path, paths: list[tuple[Path, str]], pool: Any, quiz_line: str,
-           notes: list[str], on_result: Callable[[GradedSubmission], None]
+           counting: Counting, notes: list[str], on_result: Callable[[GradedSubmission], None]
            ) -> tuple[list[GradedSubmission], list[GradedSubmission], Similarity | None]:
     """Grade what needs grading, each submission's reports written as it comes back (then `on_result`,
     kept results first); (every result, those kept from an earlier run, the pairs alike)."""
@@ -200,6 +197,7 @@ def _grade(options: RunOptions, secret: str, out: Path, paths: list[tuple[Path, 
     prints = {s.id: fingerprint(s, options.parts, secret) for s in found.todo}
     graded = list(found.kept)
     for kept in found.kept:
+        kept.counting = counting
         reports.write_submission(kept, out, options.visibility)  # as this run counts and shows them
         on_result(kept)
     if found.todo:
@@ -214,6 +212,7 @@ def _grade(options: RunOptions, secret: str, out: Path, paths: list[tuple[Path, 
     with tqdm(total=len(found.todo), unit="submission",
               disable=not options.progress or not found.todo or not sys.stderr.isatty()) as bar:
         for result in pool.grade(found.todo, options.parts):
+            result.counting = counting
             reports.write_submission(result, out, options.visibility)
             if result.status is not Status.GRADER_ERROR:
                 write_record(out, result, prints[result.id])
@@ -251,7 +250,7 @@ def _settings(options: RunOptions, secret: str, out: Path, paths: list[tuple[Pat
 def _pool(options: RunOptions) -> Any:
     """Where the submissions are graded: worker processes here, or a Dask cluster."""
     if options.dask:
-        from .core.cluster import DaskPool
+        from .pool.cluster import DaskPool
 
         return DaskPool(options.dask, options.dask_security)
     return LocalPool(max(1, options.jobs))
@@ -286,7 +285,7 @@ def _check_paths(paths: tuple[Path, ...], nbgrader: str | None) -> None:
 
 
 def _students(paths: tuple[Path, ...]) -> tuple[list[tuple[Path, str]], list[str]]:
-    """Each path as the students it holds (core/students.py), one (path, id) each, and the notes the run
+    """Each path as the students it holds (model/students.py), one (path, id) each, and the notes the run
     prints and the class report shows. Every path that cannot be split without a guess is named in one RunError."""
     found: list[tuple[Path, str]] = []
     notes: list[str] = []
@@ -318,7 +317,6 @@ def closing_lines(outcome: RunOutcome, out: Path, started: float) -> str:
     """The class table and the lines that end a run on the terminal: where the reports are, how long it took."""
     graded, kept = outcome.graded, outcome.kept
     startup = outcome.ready_at - started if outcome.ready_at is not None else None
-    with counted_as(outcome.counting):  # the table's totals are grades.csv's, after the run as during it
-        table = reports.class_table(graded)
+    table = reports.class_table(graded)  # each result counts as the run decided (GradedSubmission.counting)
     return "\n".join([table, "", reports.where_reports_are(out, graded, outcome.gradebook_line),
                       reports.run_summary(len(graded) - len(kept), len(kept), time.monotonic() - started, startup)])

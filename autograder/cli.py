@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from . import assignment, gradescope, reports
-from .core.results import VISIBILITIES, Visibility
-from .core.slots import usable_cpus
+from .model.results import VISIBILITIES, Visibility
+from .engine.slots import usable_cpus
 from .gradescope import Settings
 from .isolation.confinement import keep_memory_private
 from .isolation.limits import BUDGET_SECONDS, Limits
@@ -226,7 +226,7 @@ def grade_command(args: argparse.Namespace, started: float) -> int:
         return _usage(str(exc))
     dask_security = None
     if args.dask:
-        from .core.cluster import security
+        from .pool.cluster import security
 
         dask_security = security(args.tls_ca_file, args.tls_cert, args.tls_key)
     options = RunOptions(

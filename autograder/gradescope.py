@@ -26,9 +26,10 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from . import assignment, quiz
+from . import assignment
 from .classrun import RunError, RunOptions, run_class
-from .core.results import Visibility
+from .model.results import Visibility
+from .nbgrader.counting import quiz_counting
 
 SETUP_SH = """#!/usr/bin/env bash
 # Run once by Gradescope, as root, when it builds the autograder's image (see autograder/gradescope.py).
@@ -74,7 +75,7 @@ class Settings:
     max_submissions: int = 0  # 0: no limit
     timeout: float = 60.0
     # whether the quiz counts in the total, decided when the zip is built from the course's settings (the
-    # nbgrader_config.py where it is built: quiz.quiz_counting); a counted quiz's checks and score are
+    # nbgrader_config.py where it is built: nbgrader.counting); a counted quiz's checks and score are
     # then shown only after the due date. None (a zip from before): as the grader's release says.
     quiz_counts: bool | None = None
 
@@ -102,7 +103,7 @@ def build(out: Path, secret_file: Path, settings: Settings, wheels: Path | None 
                               "on Gradescope)"))
     Visibility(settings.visibility, settings.visible)  # checks the choice
     if settings.quiz_counts is None:
-        settings = replace(settings, quiz_counts=quiz.quiz_counting(None, Path.cwd()).counts)
+        settings = replace(settings, quiz_counts=quiz_counting(None, Path.cwd()).counts)
     with tempfile.TemporaryDirectory(prefix="autograder-zip-") as work:
         wheel = _wheel(Path(work))
         names = {"setup.sh": SETUP_SH, "run_autograder": RUN_AUTOGRADER, SECRET_FILE: secret + "\n",

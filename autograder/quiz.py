@@ -28,7 +28,6 @@ import hmac
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping
 
 OPTIONS = ("a", "b", "c", "d")
@@ -210,44 +209,10 @@ class QuizCounting:
                 f"shown only after the due date{warning}")
 
 
-def quiz_counting(flag: bool | None, course_root: Path) -> QuizCounting:
-    """Whether the quiz counts: `flag` (--quiz-counts / --no-quiz-counts) when given; else the course's
-    nbgrader_config.py in `course_root` (QuizRelease.counts, or its mode: a counted quiz counts); else the
-    mode recorded in the grader's copy of the release."""
-    mode, counts, source = _course_settings(course_root)
-    if flag is not None:
-        return QuizCounting(flag, mode, "--quiz-counts" if flag else "--no-quiz-counts")
-    return QuizCounting(counts_in_mode(mode, counts), mode, source)
-
-
 def counts_in_mode(mode: str, counts: bool | None) -> bool:
     """Whether the quiz counts, given the course's mode and its QuizRelease.counts (None: not set): a counted
     quiz counts, a self-check one does not, unless the course says otherwise."""
     return mode == "counted" if counts is None else counts
-
-
-def _course_settings(course_root: Path) -> tuple[str, bool | None, str]:
-    """(the quiz's mode, QuizRelease.counts or None, where they were read): the course's configuration,
-    else the grader's release."""
-    try:
-        text = (course_root / COURSE_CONFIG).read_text(encoding="utf-8")
-    except (OSError, ValueError):
-        return _released_mode(), None, "the mode of the grader's release"
-    found = quiz_settings(text)
-    if found is None:  # not plain literals: what traitlets makes of the file (imports nbgrader)
-        try:
-            from .nbgrader.quizrelease import settings
-
-            release = settings(course_root)
-            found = {"mode": release.mode, "counts": release.counts}
-        except Exception as exc:  # noqa: BLE001 - the instructor's file: say that it could not be read, go on
-            return _released_mode(), None, f"{COURSE_CONFIG} could not be read ({type(exc).__name__}), the release's mode"
-    mode = found.get("mode", DEFAULT_MODE)
-    mode = mode if mode in MODES else DEFAULT_MODE
-    if found.get("counts") is not None:
-        counts = bool(found["counts"])
-        return mode, counts, f"{COURSE_CONFIG}: c.QuizRelease.counts = {counts}"
-    return mode, None, f"{COURSE_CONFIG}: c.QuizRelease.mode = {mode!r}"
 
 
 def quiz_settings(config: str) -> dict[str, Any] | None:
@@ -281,7 +246,7 @@ def _quiz_setting(target: ast.expr) -> str | None:
     return None
 
 
-def _released_mode() -> str:
+def released_mode() -> str:
     """The mode the release graded against was built in (self-check when it says nothing)."""
     from . import releases
 
@@ -293,18 +258,9 @@ def _released_mode() -> str:
     return mode if mode in MODES else DEFAULT_MODE
 
 
-def counting_of(quiz: QuizCounting):
-    """What the results count, for `core.results.set_counting`: the quiz left out, or counted and held back
-    until the due date on Gradescope."""
-    from .core.results import Counting
-
-    part = frozenset({PART})
-    return Counting(held_back=part) if quiz.counts else Counting(uncounted=part)
-
-
 # ---------------------------------------------------------------- the quiz a student was shown
 #
-# A student's quiz.ipynb is read (core.submission) into plain data, `shown_quiz`: its build record and
+# A student's quiz.ipynb is read (model.submission) into plain data, `shown_quiz`: its build record and
 # each question cell's text and options. The grader (graders/test_quiz.py) checks that data against the
 # course (`shown_build`): the question texts must be the release's, and the options must be shown in the
 # order of a build the course made (as written, or the course secret's order for a shuffled build). The

@@ -6,10 +6,10 @@ an instructor who changed the course's copy (a setup cell, the quiz's mode) is g
 The run reads that folder once (`read`) and hands it to every worker as data (`WorkerSettings.release`):
 a Dask worker on another machine never needs the course's folders.
 
-What comes from it: the setup cells that run before a student's cells (core.submission), the public
+What comes from it: the setup cells that run before a student's cells (model.submission), the public
 helpers every sandbox finds beside the code it runs, the quiz's build record and questions
 (graders/test_quiz.py), the release's text the similarity report leaves out, and the digest that says
-whether an earlier result still stands (core.batch).
+whether an earlier result still stands (pool.batch).
 
 This module imports nothing of the reference or the graders.
 """
@@ -41,7 +41,7 @@ class Release:
 
     @cached_property
     def digest(self) -> str:
-        """What a result graded against this release depends on (core.batch's fingerprint)."""
+        """What a result graded against this release depends on (pool.batch's fingerprint)."""
         found = hashlib.sha256()
         for name in sorted(self.files):
             found.update(name.encode() + b"\0" + self.files[name] + b"\0")

@@ -47,6 +47,6 @@ def spreadsheet_safe(text: str) -> str:
 
 
 # The hint of a failed check whose subject was left as released (a question unanswered): no mistake. The graders
-# set it (core.checks), the reports count such checks apart from mistakes; here, where both can read it without
+# set it (engine.checks), the reports count such checks apart from mistakes; here, where both can read it without
 # importing torch.
 NOT_ATTEMPTED = "not attempted"

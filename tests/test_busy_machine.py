@@ -28,7 +28,7 @@ SCRIPT = f"""
 import json, os, subprocess, sys, time
 os.sched_setaffinity(0, {{min(os.sched_getaffinity(0))}})
 loops = []
-from autograder.core.submission import public_files, setup_imports
+from autograder.model.submission import public_files, setup_imports
 from autograder.isolation.limits import Limits
 from autograder.isolation.proxy import Clock, Student, StudentError
 from autograder.isolation.sandbox import Loads, SandboxChannel, Zygote

@@ -24,7 +24,7 @@ import pytest
 
 from autograder import assignment
 from autograder.cli import main as cli_main
-from autograder.core.results import CheckResult, GradedSubmission
+from autograder.model.results import CheckResult, GradedSubmission
 from autograder.reports import lms
 from autograder.reports.table import grades_csv
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.core.submission import public_files, setup_imports
+from autograder.model.submission import public_files, setup_imports
 from autograder.isolation.limits import Limits
 from autograder.isolation.proxy import Clock, Student
 from autograder.isolation.sandbox import Loads, SandboxChannel, Zygote

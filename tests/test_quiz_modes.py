@@ -27,8 +27,8 @@ import nbformat
 import pytest
 
 from autograder import assignment, quiz
-from autograder.core.session import Job, grade_one, in_process_backend
-from autograder.core.submission import read_submission
+from autograder.engine.session import Job, grade_one, in_process_backend
+from autograder.model.submission import read_submission
 from autograder.graders.quiz_key import ANSWERS, EXPLANATIONS
 from autograder.isolation.limits import Limits
 from autograder.nbgrader import quizrelease

@@ -1,5 +1,5 @@
-"""Pictures in the reports, on made-up results: the figure data the graders make (core.figures,
-core.checks), how reports/figures.py draws it, the bounds that keep a feedback page small and fast,
+"""Pictures in the reports, on made-up results: the figure data the graders make (engine.figures,
+engine.checks), how reports/figures.py draws it, the bounds that keep a feedback page small and fast,
 what the class report counts, and the pictures in the grade cells of nbgrader's autograded notebooks.
 
 The helpers at the top (an element tree from html.parser, our heatmaps' PNG cells) serve
@@ -20,9 +20,9 @@ from html.parser import HTMLParser
 import pytest
 import torch
 
-from autograder.core import figures
-from autograder.core.checks import Failure, expect, expect_close
-from autograder.core.results import CheckResult, GradedSubmission
+from autograder.engine import figures
+from autograder.engine.checks import Failure, expect, expect_close
+from autograder.model.results import CheckResult, GradedSubmission
 from autograder.isolation.protocol import RAN_OUT_OF_MEMORY
 from autograder.reports import classreport
 from autograder.reports.feedback import MAX_PAGE_FIGURES, feedback_html

@@ -27,7 +27,7 @@ import pytest
 from tests.test_grader_corpus import variant_module
 from tests.test_reports_figures import cell_colors, cells_of_runs, grid_panels, parse
 from autograder.graders.points import part_points
-from autograder.core import figures
+from autograder.engine import figures
 from autograder.reports.figures import FALSE_COLOR, TRUE_COLOR
 
 pytestmark = pytest.mark.slow  # grading runs through `python -m autograder`, and Chromium

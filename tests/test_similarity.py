@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import similarity_corpus as sc
-from autograder.core.submission import read_submission
+from autograder.model.submission import read_submission
 from autograder.reports import CLASS_REPORT_FILE, classreport, find_similar_or_why, similarity, write_class
 from autograder.reports.similarity import DEFAULT_THRESHOLD, NOTE, find_similar
 
@@ -200,7 +200,7 @@ def test_the_same_scores_in_every_process(tmp_path):
     fingerprint, so the scores do not depend on the salt."""
     folder = tmp_path / "subs"
     _read(folder, alice=sc.variant(), bob=sc.disguised(sc.variant(), seed=6, keep=NAMES), carol=sc.key_notebook())
-    code = ("import json, sys; from pathlib import Path; from autograder.core.submission import read_submission; "
+    code = ("import json, sys; from pathlib import Path; from autograder.model.submission import read_submission; "
             "from autograder.reports.similarity import find_similar\n"
             "cells = {p.stem: read_submission(p, p.stem).cells for p in sorted(Path(sys.argv[1]).iterdir())}\n"
             "found = find_similar(cells, threshold=0.3, min_matched=1)\n"
@@ -232,7 +232,7 @@ def test_a_module_is_compared_per_part_by_its_definitions():
 
 
 def _graded(ids) -> list:
-    from autograder.core.results import GradedSubmission
+    from autograder.model.results import GradedSubmission
 
     return [GradedSubmission(sid) for sid in ids]
 

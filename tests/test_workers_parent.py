@@ -1,4 +1,4 @@
-"""A run's grading workers and its zygote come from one process, the workers' parent (core.parent): it
+"""A run's grading workers and its zygote come from one process, the workers' parent (pool.parent): it
 forks the zygote once it has imported torch and nothing of the grader's, then collects the graders once
 and forks every worker from inside that session. Nothing of it outlives the run."""
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.core import batch
-from autograder.core.submission import read_submission
-from autograder.core.worker import WorkerSettings
+from autograder.pool import batch
+from autograder.model.submission import read_submission
+from autograder.pool.worker import WorkerSettings
 from autograder.graders.points import part_points
 
 pytestmark = pytest.mark.slow

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from autograder.assignment import PART_NAMES as PARTS
 from autograder.classrun import RunError, RunOptions, RunOutcome, closing_lines
-from autograder.core.slots import usable_cpus
+from autograder.engine.slots import usable_cpus
 from autograder.reports.items import ITEMS_FILE, OPTIONS_FILE, item_analysis
 
 from .course import (ASSIGNMENT, Course, SimulatedStudent, environment_note, export_grades, run_in_course,

@@ -16,10 +16,9 @@ import pytest
 import torch
 
 import attention_ref as ref
-from autograder.core.checks import (Diagnosis, Hint, as_tensor, bounded_numel, check, covering, describe, diagnosed,
-                                    draw, expect, expect_close, fail, root_cause, some, tolerance)
-from autograder.isolation.proxy import StudentError
-from autograder.hints import hint as catalogued
+from autograder.engine.kit import (Diagnosis, Hint, StudentError, as_tensor, bounded_numel, check, covering, describe,
+                                   diagnosed, draw, expect, expect_close, fail, hint as catalogued, root_cause, some,
+                                   tolerance)
 
 PART = "heads"
 

@@ -11,10 +11,8 @@ import pytest
 import torch
 
 import attention_ref as ref
-from autograder.core import figures
-from autograder.core.checks import (Diagnosis, Hint, as_tensor, check, covering, diagnosed, draw, expect, expect_close,
-                                    fail, pictures, root_cause, some)
-from autograder.hints import hint as catalogued
+from autograder.engine.kit import (Diagnosis, Hint, as_tensor, check, covering, diagnosed, draw, expect, expect_close,
+                                   fail, figures, hint as catalogued, pictures, root_cause, some)
 
 PART = "masks"
 ON_DEVICE = catalogued("masks.on_device")

@@ -14,11 +14,9 @@ import pytest
 import torch
 
 import attention_ref as ref
-from autograder.core import figures
-from autograder.core.checks import (Diagnosis, Hint, as_tensor, check, covering, diagnosed, draw, expect, expect_close,
-                                    fail, pictures, root_cause, some, tolerance, unravel)
-from autograder.isolation.proxy import StudentError
-from autograder.hints import hint as catalogued
+from autograder.engine.kit import (Diagnosis, Hint, StudentError, as_tensor, check, covering, diagnosed, draw, expect,
+                                   expect_close, fail, figures, hint as catalogued, pictures, root_cause, some,
+                                   tolerance, unravel)
 
 PART = "positions"
 

@@ -7,7 +7,7 @@ Where each fact comes from, once:
 * the right letters and the explanations of every option: the hidden key (quiz_key.py), in the
   source notebook's order of the options;
 * what the student was shown: the submission's quiz.ipynb (its build record and question cells, read
-  by core.submission into `quiz.shown_quiz`'s plain data, served as `current.quiz_shown`), never trusted
+  by model.submission into `quiz.shown_quiz`'s plain data, served as `current.quiz_shown`), never trusted
   for an answer: its questions must be the course's (the release graded against: autograder.releases) and its options
   shown in the order of a build the course made, as written or the course secret's order
   (`quiz.shown_build`); a notebook that disagrees is not graded against anything else: each question it
@@ -23,11 +23,8 @@ from functools import lru_cache
 
 import pytest
 
-from autograder import quiz, releases
-from autograder.core.checks import Failure, check
-from autograder.core.plugin import PLUGIN
+from autograder.engine.kit import (Failure, PLUGIN, StudentError, check, quiz, releases)
 from autograder.graders.quiz_key import ANSWERS, EXPLANATIONS
-from autograder.isolation.proxy import StudentError
 
 PART = "quiz"
 POINTS = quiz.POINTS_PER_QUESTION

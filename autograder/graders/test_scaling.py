@@ -9,11 +9,8 @@ import torch
 import torch.nn.functional as F
 
 import attention_ref as ref
-from autograder.core import figures
-from autograder.core.checks import (ROW_SUM_TOLERANCE, Hint, as_tensor, check, describe, expect, expect_close, fail,
-                                    some, tolerance)
-from autograder.isolation.proxy import StudentError
-from autograder.hints import hint as catalogued
+from autograder.engine.kit import (Hint, ROW_SUM_TOLERANCE, StudentError, as_tensor, check, describe, expect,
+                                   expect_close, fail, figures, hint as catalogued, some, tolerance)
 
 PART = "scaling"
 

@@ -27,12 +27,9 @@ import pytest
 import torch
 
 import attention_ref as ref
-from autograder.core.checks import (Diagnosis, Hint, as_number, as_tensor, check, covering, describe, diagnosed, draw,
-                                    expect, expect_close, fail, root_cause, tolerance)
-from autograder.isolation.protocol import EXCEPTION
-from autograder.isolation.proxy import StudentError
-from autograder.text import byte_size
-from autograder.hints import hint as catalogued
+from autograder.engine.kit import (Diagnosis, EXCEPTION, Hint, StudentError, as_number, as_tensor, byte_size, check,
+                                   covering, describe, diagnosed, draw, expect, expect_close, fail, hint as catalogued,
+                                   root_cause, tolerance)
 
 PART = "tiles"
 

@@ -32,12 +32,9 @@ import pytest
 import torch
 
 import attention_ref as ref
-from autograder.core import figures
-from autograder.core.checks import (Diagnosis, Failure, Hint, as_number, check, covering, diagnosed, expect, fail,
-                                    pictures, root_cause, waits)
-from autograder.core.plugin import available_devices
-from autograder.isolation.proxy import Seen, StudentError
-from autograder.hints import hint as catalogued
+from autograder.engine.kit import (Diagnosis, Failure, Hint, Seen, StudentError, as_number, available_devices, check,
+                                   covering, diagnosed, expect, fail, figures, hint as catalogued, pictures, root_cause,
+                                   waits)
 
 PART = "timing"
 

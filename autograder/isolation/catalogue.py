@@ -45,7 +45,7 @@ PARAMETER_KINDS = {kind.name: kind for kind in (inspect.Parameter.POSITIONAL_ONL
 
 
 def signature(parameters: list) -> inspect.Signature:
-    """A served name's signature from the grader's description (core.served.spec_parameters)."""
+    """A served name's signature from the grader's description (engine.served.spec_parameters)."""
     return inspect.Signature([inspect.Parameter(str(name), PARAMETER_KINDS[str(kind)],
                                                 default=None if has_default else inspect.Parameter.empty)
                               for name, kind, has_default in parameters])

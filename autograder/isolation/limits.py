@@ -24,7 +24,7 @@ LEASH_SECONDS = 5.0
 
 @dataclass(frozen=True)
 class Limits(JsonFields):
-    """What one submission may use; a run's are in `WorkerSettings.limits` (core.worker)."""
+    """What one submission may use; a run's are in `WorkerSettings.limits` (pool.worker)."""
 
     # the submission's time, kept by the grader (proxy.Clock)
     call_seconds: float = 60.0  # one call into the submission

@@ -1,7 +1,7 @@
 """The `get_ipython()` a submission's cells find when graded.
 
 IPython's syntax in a cell (`%matplotlib inline`, `!pip install einops`, `torch.tril?`) reaches the sandbox
-as the calls of `get_ipython()` that IPython makes of it (core/jupyter.py). When graded none of them does
+as the calls of `get_ipython()` that IPython makes of it (model/jupyter.py). When graded none of them does
 anything, as the notebook tells students: nothing is installed, shown, timed or run in a shell. Each call
 returns what lets the code around it go on: None; an empty list for the output `x = !ls` captures; and, for
 `%timeit` and `%%timeit`, a result shaped like IPython's TimeitResult with no timings in it (its times are

@@ -3,7 +3,7 @@
 `python -m autograder.isolation.zygote FD` reads its configuration (JSON) on stdin, then serves
 fork requests on the socket FD (see `sandbox.Zygote`) and on every further socket attached
 through it (one per grading worker of the run). A run's first zygote is instead forked by the
-workers' parent (`core.parent`) as soon as that has imported torch, before it imports anything
+workers' parent (`pool.parent`) as soon as that has imported torch, before it imports anything
 else, and is sent the same configuration (`run`). The zygote imports torch and what the
 assignment's setup cells import, once, so that every fork starts warm; it never imports the
 reference or the graders, and its environment holds no secret (a fork can read its parent's
@@ -41,7 +41,7 @@ def main(fd: int) -> None:
 
 def run(fd: int, configuration: bytes) -> None:
     """Serve the control socket `fd` (also in a process forked, once torch was imported, from the workers'
-    parent before it imported anything else: see core.parent)."""
+    parent before it imported anything else: see pool.parent)."""
     confinement.die_with_parent()
     config = SandboxConfig.from_json(json.loads(configuration))
     real_root = os.geteuid() == 0  # before a user namespace may make this process root of its own

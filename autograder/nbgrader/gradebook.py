@@ -35,7 +35,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Dict, Unicode
 
 from .. import assignment
-from ..core.results import GradedSubmission, counting
+from ..model.results import GradedSubmission
 from ..reports import RESULTS_FILE
 from ..reports.figures import figure_block, figure_svg, figure_text
 from ..reports.gradecell import grade_cell_text
@@ -113,7 +113,7 @@ class ScoreFromReports(NbGraderPreprocessor):
                                            traceback=[])]
                 continue
             points = float(assignment.nbgrader_metadata(cell).get("points", 0))
-            counted = counting().counts(part)
+            counted = graded.counting.counts(part)
             cell.outputs = [
                 new_output("stream", name="stdout", text=grade_cell_text(part, graded.checks_of(part), counted=counted)),
                 *figure_outputs(part, graded.checks_of(part)),
@@ -535,7 +535,7 @@ class GradebookWriter:
     def _write(self) -> None:
         import queue
 
-        from ..core.results import Status
+        from ..model.results import Status
 
         done = False
         while not done:

@@ -20,8 +20,9 @@ import os
 from pathlib import Path
 
 from .. import quiz, releases
-from ..core.session import Job, grade_one, in_process_backend
-from ..core.submission import read_submission
+from .counting import quiz_counting
+from ..engine.session import Job, grade_one, in_process_backend
+from ..model.submission import read_submission
 from ..isolation.limits import Limits
 from ..reports.gradecell import grade_cell_text
 
@@ -77,7 +78,7 @@ def grade_part(part: str, notebook: str = "attention.ipynb") -> float:
         graded = grade_one(Job(submission, secret, (part,)), in_process_backend(), Limits())
     print(grade_cell_text(part, graded.checks_of(part), submission.problems), end="")
     score = graded.part_scores().get(part, (0.0, 0.0))[0]
-    if part == quiz.PART and not quiz.quiz_counting(None, course_root()).counts:
+    if part == quiz.PART and not quiz_counting(None, course_root()).counts:
         print(f"Reported, not counted: this course leaves the {quiz.PART} out of the total ({score:g} shown above).")
         return 0.0
     return score

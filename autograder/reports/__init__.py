@@ -4,7 +4,7 @@ class_report.html (classreport.py), a table on the terminal and the closing line
 
 Files are written whole to a temporary name and renamed, so a run killed midway never leaves a
 half-written report that looks finished; results.json is written last, since its presence marks
-a submission as graded (see `core.batch.earlier_result`).
+a submission as graded (see `pool.batch.earlier_result`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..core.files import RESULTS_FILE, write_atomically
-from ..core.results import GradedSubmission, Visibility
+from ..model.files import RESULTS_FILE, write_atomically
+from ..model.results import GradedSubmission, Visibility
 from .classreport import class_report_html
 from .feedback import feedback_html
 from .items import ITEMS_FILE, OPTIONS_FILE, write_items
@@ -46,7 +46,7 @@ def write_class(graded: list[GradedSubmission], out: Path, kept: frozenset[str] 
                 similar: Similarity | None = None, notes: list[str] | tuple[str, ...] = ()) -> None:
     """grades.csv, the item statistics (items.csv, quiz_options.csv) and class_report.html; `kept`: the ids of
     results taken from an earlier run; `similar`: the pairs unusually alike (`find_similar_or_why`), None for a report without them; `notes`: what the
-    PATHs held (core/students.py: who handed in what, and each entry that is no one's row)."""
+    PATHs held (model/students.py: who handed in what, and each entry that is no one's row)."""
     write_atomically(out / GRADES_FILE, grades_csv(graded))
     write_items(graded, out)
     write_atomically(out / CLASS_REPORT_FILE, class_report_html(graded, kept, similar, notes))

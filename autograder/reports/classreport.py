@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from .. import assignment
-from ..core.results import TROUBLE_LABELS as CHECK_TROUBLES, GradedSubmission, Status
-from ..core.tampering import KINDS as TAMPERING_KINDS
+from ..model.results import TROUBLE_LABELS as CHECK_TROUBLES, GradedSubmission, Status
+from ..model.tampering import KINDS as TAMPERING_KINDS
 from .feedback import untouched
 from .figures import fmt_seconds
 from .itemsection import items_section

@@ -5,11 +5,11 @@ heatmaps of expected against yours, a timing study on log-log axes, the worst en
 self-contained file: no script, nothing fetched.
 
 The summary says at once what a student needs: full marks, or which parts lost points and the likely
-mistake behind each (the graders name one root cause per slip: core.checks.Diagnosis), and which were
+mistake behind each (the graders name one root cause per slip: engine.checks.Diagnosis), and which were
 not attempted yet. A part whose checks all passed is folded away under its score.
 
 A page stays small: at most MAX_PAGE_FIGURES pictures (the first failed checks' ones), each
-bounded where it was made (core.figures).
+bounded where it was made (engine.figures).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import html
 import re
 from collections import Counter
 
-from ..core.results import CheckResult, GradedSubmission
+from ..model.results import CheckResult, GradedSubmission
 from ..isolation.protocol import NOT_IMPLEMENTED  # a check's trouble when the function still raises NotImplementedError
 from ..text import NOT_ATTEMPTED, points
 from .figures import figure_html

@@ -1,4 +1,4 @@
-"""Drawing the figures the graders attach to failed checks (plain data, see core.figures).
+"""Drawing the figures the graders attach to failed checks (plain data, see engine.figures).
 
 Inline SVG written here, nothing else: a grid is two heatmaps side by side (expected, yours)
 whose cells are a small PNG made here (one byte per pixel, a palette, zlib), with the differing
@@ -327,7 +327,7 @@ def _grid_legend(figure: dict, scale: _Scale, boolean: bool, x: float, y: float)
 
 
 def _grid_caption(figure: dict, R: int, C: int, r0: int, c0: int, marked: int = 0) -> str:
-    """What the grid shows, with the counts the check's message gives (core.figures.differing): of the
+    """What the grid shows, with the counts the check's message gives (engine.figures.differing): of the
     slice drawn, of the whole result when the slice is one of many, of the window when it is cut."""
     index = figure.get("index") or []
     where = f", at [{', '.join(str(int(i)) for i in index)}, :, :]" if index else ""

@@ -4,7 +4,7 @@ gradebook's autograded notebooks and printed by grade cells under `nbgrader auto
 
 from __future__ import annotations
 
-from ..core.results import CheckResult
+from ..model.results import CheckResult
 from ..text import points
 from .feedback import part_mistakes, part_state
 

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.files import write_atomically
-from ..core.results import GradedSubmission, Status
+from ..model.files import write_atomically
+from ..model.results import GradedSubmission, Status
 from ..quiz import OPTIONS
 
 ITEMS_FILE = "items.csv"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from typing import Mapping
 
-from ..core.results import GradedSubmission
+from ..model.results import GradedSubmission
 from .items import EVERYONE, ITEMS_FILE, MIN_CLASS, NEAR_ZERO, OPTIONS_FILE, Flag, Item, ItemAnalysis, item_analysis
 
 esc = html.escape

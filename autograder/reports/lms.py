@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .. import assignment
-from ..core.results import Status
+from ..model.results import Status
 from ..text import FORMULA_STARTS, spreadsheet_safe
 from . import table
 

@@ -73,7 +73,7 @@ from ..versions import patches_apply
 if TYPE_CHECKING:
     import numpy as np
 
-Cell = tuple[str, str]  # (label, code), as core.submission reads them
+Cell = tuple[str, str]  # (label, code), as model.submission reads them
 
 DEFAULT_THRESHOLD = 0.75  # a part's score at or above which a pair is listed
 MIN_MATCHED_CHARS = 100  # ... over at least this many characters of filtered code on each side (some 5 lines)

@@ -8,11 +8,11 @@ import csv
 import io
 
 from .. import assignment
-from ..core.results import GradedSubmission
+from ..model.results import GradedSubmission
 from ..text import printable, spreadsheet_safe
 
 # grades.csv's; "not_in_total": the parts reported in their columns whose scores the total and max leave out
-# (a self-check quiz, core.results.Counting)
+# (a self-check quiz, model.results.Counting)
 COLUMNS = ("submission", *assignment.PART_NAMES, "total", "max", "not_in_total", "status", "tampering")
 TEXT_COLUMNS = ("submission", "status", "tampering")  # what a student can choose: never a formula in a spreadsheet
 

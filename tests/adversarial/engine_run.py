@@ -37,10 +37,11 @@ def _package() -> Path:
 
 def _new_api() -> bool:
     """Whether this autograder has the engine of issue 14 (looked up in its own folder: an editable install's
-    finder would find another checkout's autograder.core)."""
+    finder would find another checkout's autograder.engine)."""
     import autograder
 
-    return (Path(autograder.__file__).resolve().parent / "core" / "session.py").exists()
+    package = Path(autograder.__file__).resolve().parent
+    return (package / "engine" / "session.py").exists() or (package / "core" / "session.py").exists()
 
 
 def grade_job(job: dict) -> dict:
@@ -48,8 +49,8 @@ def grade_job(job: dict) -> dict:
     secrets = sorted({str(p.resolve().parent) for p in paths})
     results = []
     if _new_api():
-        from autograder.core.session import Job, grade_one, sandbox_backend
-        from autograder.core.submission import public_files, read_submission, setup_imports
+        from autograder.engine.session import Job, grade_one, sandbox_backend
+        from autograder.model.submission import public_files, read_submission, setup_imports
         from autograder.isolation.limits import Limits
         from autograder.isolation.sandbox import Zygote
 

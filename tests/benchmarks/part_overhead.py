@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from autograder import assignment  # noqa: E402
-from autograder.core.served import served_names  # noqa: E402
-from autograder.core.session import sandbox_backend  # noqa: E402
-from autograder.core.submission import read_submission  # noqa: E402
-from autograder.core.worker import WorkerSettings, start_zygote  # noqa: E402
+from autograder.engine.served import served_names  # noqa: E402
+from autograder.engine.session import sandbox_backend  # noqa: E402
+from autograder.model.submission import read_submission  # noqa: E402
+from autograder.pool.worker import WorkerSettings, start_zygote  # noqa: E402
 from autograder.isolation.limits import Limits  # noqa: E402
 from autograder.isolation.proxy import Clock, Student, StudentError  # noqa: E402
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import similarity_corpus  # noqa: E402
-from autograder.core.submission import read_submission  # noqa: E402
+from autograder.model.submission import read_submission  # noqa: E402
 from autograder.reports import similarity  # noqa: E402
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from autograder import assignment, quiz
 from autograder.graders.points import part_points
+from autograder.nbgrader.counting import quiz_counting
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +27,7 @@ def test_each_part_has_a_grade_cell_worth_its_checks(part):
     cell = next((c for c in grade_cells if assignment.nbgrader_metadata(c)["grade_id"] == part.grade_cell), None)
     assert cell is not None, f"{part.notebook}.ipynb has no grade cell {part.grade_cell}"
     # A quiz that does not count (the self-check default) is released worth 0 points (quizrelease.without_points).
-    counted = part.name != quiz.PART or quiz.quiz_counting(None, ROOT).counts
+    counted = part.name != quiz.PART or quiz_counting(None, ROOT).counts
     assert assignment.nbgrader_metadata(cell)["points"] == (part_points(part.name) if counted else 0)
 
 

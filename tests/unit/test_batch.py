@@ -1,11 +1,11 @@
-"""What a run keeps from an earlier one (core/batch.py): a result it can reuse comes back whole, with what
+"""What a run keeps from an earlier one (pool/batch.py): a result it can reuse comes back whole, with what
 the grader recorded for itself beside results.json."""
 
 from __future__ import annotations
 
-from autograder.core.batch import earlier_result, fingerprint, write_record
-from autograder.core.results import CheckResult, GradedSubmission
-from autograder.core.submission import Submission
+from autograder.pool.batch import earlier_result, fingerprint, write_record
+from autograder.model.results import CheckResult, GradedSubmission
+from autograder.model.submission import Submission
 from autograder.reports import write_submission
 
 

@@ -1,15 +1,15 @@
 """One slip, one likely mistake: the hint's catalogue words and its detail, and the root cause a part's
-diagnosis finds, named by every failed check it covers (core.checks)."""
+diagnosis finds, named by every failed check it covers (engine.checks)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from autograder.core import figures
-from autograder.core.checks import (Diagnosis, Failure, Hint, covering, diagnosed, expect, expect_close, fail,
+from autograder.engine import figures
+from autograder.engine.checks import (Diagnosis, Failure, Hint, covering, diagnosed, expect, expect_close, fail,
                                     root_cause, some)
-from autograder.core.results import CheckResult
+from autograder.model.results import CheckResult
 from autograder.reports.feedback import untouched
 from autograder.isolation.protocol import SandboxBreach
 from autograder.text import NOT_ATTEMPTED

@@ -7,7 +7,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from autograder.core.results import CheckResult, GradedSubmission
+from autograder.model.results import CheckResult, GradedSubmission
 from autograder.nbgrader import gradecell
 
 PART = "masks"

@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from autograder.core.results import CheckResult, GradedSubmission
+from autograder.model.results import CheckResult, GradedSubmission
 from autograder.reports import items as it
 
 QUESTION = "quiz/q01: which letter?"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from autograder.core.results import CheckResult, GradedSubmission
+from autograder.model.results import CheckResult, GradedSubmission
 from autograder.reports.classreport import class_report_html
 from autograder.reports.itemsection import items_section
 

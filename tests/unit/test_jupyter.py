@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from IPython.core import inputtransformer2
 
-from autograder.core import jupyter
+from autograder.model import jupyter
 
 
 @pytest.mark.parametrize("cell", [

@@ -1,6 +1,6 @@
-"""The package's layers point one way: the command line and the class run on top, then the nbgrader and
-reports layers, then core/ (grading), then isolation/ (sandboxes). No module of a lower layer imports one
-of a higher layer, at its top or inside a function."""
+"""The package's rooms point one way. Every module of `autograder/` belongs to one room of `ROOMS`, and
+imports (at its top or inside a function) only from its own room or the rooms below it; no import circle
+anywhere, between rooms or inside one."""
 
 from __future__ import annotations
 
@@ -10,16 +10,28 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "autograder"
-# what each layer must never import (module paths inside the package)
-ABOVE = {
-    "isolation": ("core", "reports", "nbgrader", "classrun", "cli", "gradescope", "graders"),
-    "core": ("reports", "nbgrader", "classrun", "cli", "gradescope"),
-    "reports": ("nbgrader", "classrun", "cli", "gradescope"),
-}
+# Top to bottom: each room, and what it is for. A room is a sub-package or a top-level module.
+ROOMS: list[tuple[str, ...]] = [
+    ("cli", "__main__"),  # the command line: parses, calls the API, prints
+    ("api",),  # the public Python API: grade a class, grade one submission, export, read results
+    ("gradescope",),  # the Gradescope zip and its run
+    ("classrun",),  # one grading run of a class: the run's decisions, made once, passed down as values
+    ("nbgrader",),  # nbgrader: the course, its gradebook, its grade cells, the quiz's release
+    ("reports",),  # what a run writes: results.json, feedback, grades.csv, the class report, exports
+    ("graders",),  # the hidden graders (pytest modules) and the quiz's key
+    ("pool",),  # the process pool: local workers or a Dask cluster, behind one protocol
+    ("engine",),  # the grading engine: a session of checks on one loaded submission; the graders' API (kit)
+    ("model",),  # the submission model: what was handed in, by whom, what it scored
+    ("quiz",),  # the quiz as data: its build, what a student was shown, whether it counts
+    ("releases",),  # the release graded against: the package's or a course's
+    ("isolation",),  # sandboxes: confinement, the wire to the student's process, the measured checks
+    ("assignment", "hints", "text", "versions", "__init__"),  # the foundation: the assignment's facts, words
+]
+LEVEL = {name: level for level, room in enumerate(ROOMS) for name in room}
 
 
 def imported(path: Path, root: Path = PACKAGE) -> set[str]:
-    """The module paths, relative to the package at `root`, that `path` imports ("core.batch", "reports", ...)."""
+    """The module paths, relative to the package at `root`, that `path` imports ("pool.batch", "reports", ...)."""
     package = path.relative_to(root).parent.parts
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -31,30 +43,102 @@ def imported(path: Path, root: Path = PACKAGE) -> set[str]:
                 found.update(".".join([*base, alias.name]) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autograder."):
             found.add(node.module.removeprefix("autograder."))
+        elif isinstance(node, ast.ImportFrom) and node.module == "autograder":  # `from autograder import quiz`
+            found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.Import):
             found.update(a.name.removeprefix("autograder.") for a in node.names if a.name.startswith("autograder."))
     return found
 
 
-@pytest.mark.parametrize("layer", sorted(ABOVE))
-def test_no_module_imports_a_layer_above_its_own(layer):
-    climbs = {}
-    for path in sorted((PACKAGE / layer).rglob("*.py")):
-        up = sorted(m for m in imported(path) if m.split(".")[0] in ABOVE[layer])
-        if up:
-            climbs[str(path.relative_to(PACKAGE))] = up
-    assert not climbs, climbs
+def modules(root: Path = PACKAGE) -> dict[str, Path]:
+    """Every module of the package at `root`, by its dotted path inside it ("pool.batch", "cli", "__init__")."""
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        found[".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)] = path
+    return found
+
+
+def graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the modules of the package it imports (a name imported from a package is the package's)."""
+    known = modules(root)
+
+    def resolve(name: str) -> str | None:
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    return {module: {found for name in imported(path, root) if (found := resolve(name)) and found != module}
+            for module, path in known.items()}
+
+
+def room(module: str) -> str:
+    return module.split(".")[0]
+
+
+def test_every_module_is_in_a_room():
+    assert sorted({room(m) for m in modules()} - set(LEVEL)) == []
+
+
+def test_no_module_imports_a_room_above_its_own():
+    climbs = {module: sorted(m for m in targets if LEVEL[room(m)] < LEVEL[room(module)])
+              for module, targets in graph().items()}
+    assert {module: up for module, up in climbs.items() if up} == {}
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of `edges`: its strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(edges.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle():
+    assert circles(graph()) == []
 
 
 def test_the_scan_sees_each_kind_of_import(tmp_path):
-    """A module of core/ importing reports/ in each way Python allows is caught."""
+    """A module of engine/ importing reports/ in each way Python allows is caught."""
     root = tmp_path / "autograder"
-    (root / "core").mkdir(parents=True)
+    (root / "engine").mkdir(parents=True)
     sources = {"a.py": "from ..reports import write_class\n", "b.py": "from .. import reports\n",
                "c.py": "def f():\n    import autograder.reports.table\n", "d.py": "from autograder.reports import x\n",
-               "e.py": "from .batch import plan\n"}
+               "e.py": "from .session import plan\n", "f.py": "from autograder import reports\n"}
     for name, source in sources.items():
-        (root / "core" / name).write_text(source)
-    seen = {name: {m.split(".")[0] for m in imported(root / "core" / name, root)} for name in sources}
+        (root / "engine" / name).write_text(source)
+    seen = {name: {room(m) for m in imported(root / "engine" / name, root)} for name in sources}
     assert seen == {"a.py": {"reports"}, "b.py": {"reports"}, "c.py": {"reports"}, "d.py": {"reports"},
-                    "e.py": {"core"}}
+                    "e.py": {"engine"}, "f.py": {"reports"}}
+
+
+@pytest.mark.parametrize("edges, expected", [
+    ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, [["a", "b", "c"]]),
+    ({"a": {"b"}, "b": {"c"}, "c": set()}, []),
+])
+def test_a_circle_is_found(edges, expected):
+    assert circles(edges) == expected

@@ -87,7 +87,7 @@ def test_what_it_cannot_answer_goes_to_a_sandbox_loaded_with_the_same_cells():
 
 
 def test_where_the_release_cannot_be_read_no_import_counts_as_made(monkeypatch):
-    from autograder.core import session
+    from autograder.engine import session
 
     assert "quizcheck" in session._preloaded()  # the release's setup cells import it
     monkeypatch.setattr(session, "setup_imports", lambda: (_ for _ in ()).throw(FileNotFoundError("no release")))

@@ -7,27 +7,25 @@ from __future__ import annotations
 import pytest
 
 from autograder import assignment
-from autograder.core import results
-from autograder.core.results import CheckResult, Counting, GradedSubmission
+from autograder.model.results import CheckResult, Counting, GradedSubmission
 from autograder.reports import lms
 from autograder.reports.table import grades_csv
 
 ROSTER = "id,username\nada,ada\nben,ben\n"
 
 
-def class_csv(tmp_path, monkeypatch, counting: Counting):
+def class_csv(tmp_path, counting: Counting):
     """grades.csv of two students, one point per part, as a run counting `counting` writes it."""
-    monkeypatch.setattr(results, "_counting", counting)
     graded = [GradedSubmission(sid, [CheckResult(p, "all", 1.0, passed=sid == "ada" or p != "quiz")
-                                     for p in assignment.PART_NAMES]) for sid in ("ada", "ben")]
+                                     for p in assignment.PART_NAMES], counting=counting) for sid in ("ada", "ben")]
     path = tmp_path / "grades.csv"
     path.write_text(grades_csv(graded))
     (tmp_path / "roster.csv").write_text(ROSTER)
     return lms.scores_from_grades_csv(path), lms.read_roster(tmp_path / "roster.csv")
 
 
-def test_a_part_left_out_of_the_total_gets_no_moodle_column(tmp_path, monkeypatch):
-    scores, roster = class_csv(tmp_path, monkeypatch, Counting(uncounted=frozenset({"quiz"})))
+def test_a_part_left_out_of_the_total_gets_no_moodle_column(tmp_path):
+    scores, roster = class_csv(tmp_path, Counting(uncounted=frozenset({"quiz"})))
     assert scores.uncounted == ("quiz",) and "quiz" not in scores.counted_parts
     made, _ = lms.exports(scores, roster, canvas=False, moodle=True, name="attention", per_part=True,
                           moodle_out_of=None)
@@ -39,16 +37,16 @@ def test_a_part_left_out_of_the_total_gets_no_moodle_column(tmp_path, monkeypatc
     assert any("quiz is not counted in the total" in w for w in made[0].warnings)
 
 
-def test_a_counted_quiz_keeps_its_column(tmp_path, monkeypatch):
-    scores, roster = class_csv(tmp_path, monkeypatch, Counting(held_back=frozenset({"quiz"})))
+def test_a_counted_quiz_keeps_its_column(tmp_path):
+    scores, roster = class_csv(tmp_path, Counting(held_back=frozenset({"quiz"})))
     made, _ = lms.exports(scores, roster, canvas=False, moodle=True, name="attention", per_part=True,
                           moodle_out_of=None)
     assert made[0].text.splitlines()[0].endswith(",attention: quiz") and not scores.uncounted
     assert not any("not counted" in w for w in made[0].warnings)
 
 
-def test_rows_that_leave_out_different_parts_are_refused(tmp_path, monkeypatch):
-    class_csv(tmp_path, monkeypatch, Counting(uncounted=frozenset({"quiz"})))
+def test_rows_that_leave_out_different_parts_are_refused(tmp_path):
+    class_csv(tmp_path, Counting(uncounted=frozenset({"quiz"})))
     path = tmp_path / "grades.csv"
     lines = path.read_text().splitlines()
     lines[2] = lines[2].replace(",quiz,", ",,")

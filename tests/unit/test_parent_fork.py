@@ -8,7 +8,7 @@ import os
 import signal
 import socket
 
-from autograder.core import parent
+from autograder.pool import parent
 
 
 def _fork_and_wait(child) -> int:

@@ -3,8 +3,8 @@ the watchdog, and whose fault a failure is."""
 
 from __future__ import annotations
 
-from autograder.core import plugin as plugin_module
-from autograder.core.plugin import Current, GradingPlugin
+from autograder.engine import plugin as plugin_module
+from autograder.engine.plugin import Current, GradingPlugin
 from autograder.isolation.limits import Limits
 from autograder.isolation.proxy import Clock, InProcessChannel, Student
 
@@ -21,7 +21,7 @@ def weird(x):
 
 GRADER = '''
 PART = "demo"
-from autograder.core.checks import check, expect, fail
+from autograder.engine.checks import check, expect, fail
 
 @check("double: doubles", points=2)
 def test_double(student):

@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from autograder.core import batch
-from autograder.core.results import GradedSubmission
-from autograder.core.submission import Submission
-from autograder.core.worker import WorkerError, WorkerSettings
+from autograder.pool import batch
+from autograder.model.results import GradedSubmission
+from autograder.model.submission import Submission
+from autograder.pool.worker import WorkerError, WorkerSettings
 from autograder.isolation.protocol import SandboxBreach
 
 

@@ -2,8 +2,8 @@
 unless the instructor says so; a counted quiz is in the total, but nothing a student sees on Gradescope
 before the due date holds its score.
 
-The run's counting is process state that the CLI sets once (core.results.set_counting); each test here
-sets it and puts the default back.
+Each result carries the run's decision (`GradedSubmission.counting`, set by the run before anything is
+written); no process state decides a score.
 """
 
 from __future__ import annotations
@@ -16,23 +16,20 @@ from pathlib import Path
 import pytest
 
 from autograder import gradescope, quiz
-from autograder.core import results
-from autograder.core.results import CheckResult, Counting, GradedSubmission, Visibility
+from autograder.model.results import CheckResult, Counting, GradedSubmission, Visibility
+from autograder.nbgrader.counting import quiz_counting
 from autograder.reports.table import class_table, grades_csv
 
 
-@pytest.fixture
-def counting(monkeypatch):
-    """set(Counting) for this test only."""
-    return lambda value: monkeypatch.setattr(results, "_counting", value)
+EVERY_PART = Counting()
 
 
-def graded(quiz_right: int, sid: str = "ada") -> GradedSubmission:
-    """3 of 4 masks points, and `quiz_right` of 3 quiz questions right."""
+def graded(quiz_right: int, sid: str = "ada", counting: Counting = EVERY_PART) -> GradedSubmission:
+    """3 of 4 masks points, and `quiz_right` of 3 quiz questions right, counted as `counting` says."""
     checks = [CheckResult("masks", "a", 3.0), CheckResult("masks", "b", 1.0, False, ["why"])]
     checks += [CheckResult("quiz", f"q0{i}: asks", 1.0, i <= quiz_right, [] if i <= quiz_right else ["wrong"])
                for i in range(1, 4)]
-    return GradedSubmission(sid, checks)
+    return GradedSubmission(sid, checks, counting=counting)
 
 
 def csv_row(submission: GradedSubmission) -> dict[str, str]:
@@ -42,9 +39,8 @@ def csv_row(submission: GradedSubmission) -> dict[str, str]:
 # ---------------------------------------------------------------- a self-check quiz: reported, not counted
 
 
-def test_a_quiz_left_out_is_reported_but_not_in_the_total(counting):
-    counting(Counting(uncounted=frozenset({"quiz"})))
-    g = graded(2)
+def test_a_quiz_left_out_is_reported_but_not_in_the_total():
+    g = graded(2, counting=Counting(uncounted=frozenset({"quiz"})))
     assert g.part_scores() == {"masks": (3.0, 4.0), "quiz": (2.0, 3.0)}
     assert (g.total, g.max_score) == (3.0, 4.0)
     data = json.loads(json.dumps(g.to_gradescope()))
@@ -54,10 +50,12 @@ def test_a_quiz_left_out_is_reported_but_not_in_the_total(counting):
     row = csv_row(g)
     assert (row["quiz"], row["total"], row["max"], row["not_in_total"]) == ("2", "3", "4", "quiz")
     assert class_table([g]).splitlines()[-1] == "(total: without quiz, reported but not counted)"
+    again = GradedSubmission.from_gradescope(data)  # as the gradebook reads it back: the quiz still left out
+    assert (again.total, again.max_score) == (3.0, 4.0)
 
 
-def test_by_default_every_part_counts_in_the_results_model(counting):
-    """What the CLI does not set stays as it was: grade_one, the nbgrader grade cells."""
+def test_by_default_every_part_counts_in_the_results_model():
+    """A result no run decided for counts every part: grade_one, the nbgrader grade cells."""
     g = graded(2)
     assert (g.total, g.max_score) == (5.0, 7.0)
     assert csv_row(g)["not_in_total"] == "" and g.to_gradescope()["output"].startswith("Total: 5 / 7\n")
@@ -67,12 +65,12 @@ def test_by_default_every_part_counts_in_the_results_model(counting):
 # ---------------------------------------------------------------- a counted quiz on Gradescope
 
 
-def test_a_counted_quiz_is_in_the_score_but_in_nothing_a_student_sees_before_the_due_date(counting):
-    counting(Counting(held_back=frozenset({"quiz"})))
+def test_a_counted_quiz_is_in_the_score_but_in_nothing_a_student_sees_before_the_due_date():
+    held = Counting(held_back=frozenset({"quiz"}))
     visibility = Visibility("visible", ("quiz/*", "masks/*"))  # even a pattern that names the quiz
     seen = []
     for right in (0, 2, 3):
-        data = json.loads(json.dumps(graded(right).to_gradescope(visibility)))
+        data = json.loads(json.dumps(graded(right, counting=held).to_gradescope(visibility)))
         assert data["score"] == 3.0 + right  # the grade Gradescope keeps
         assert {t["visibility"] for t in data["tests"] if t["name"].startswith("quiz/")} == {"after_due_date"}
         assert {t["visibility"] for t in data["tests"] if t["name"].startswith("masks/")} == {"visible"}
@@ -82,7 +80,7 @@ def test_a_counted_quiz_is_in_the_score_but_in_nothing_a_student_sees_before_the
     assert seen[0]["output"].splitlines() == [
         "Total: 3 / 4 so far: the quiz (3 points) is marked after the due date", "masks: 3 / 4",
         "quiz: marked after the due date"]
-    assert csv_row(graded(2))["total"] == "5"  # the instructor's grades count it
+    assert csv_row(graded(2, counting=held))["total"] == "5"  # the instructor's grades count it
 
 
 def test_the_student_view_follows_gradescopes_rules():
@@ -113,18 +111,18 @@ def course(tmp_path: Path, config: str) -> Path:
 ])
 def test_the_instructor_decides_and_the_run_says_on_whose_word(tmp_path, config, flag, counts, source):
     root = course(tmp_path, config) if config else tmp_path
-    decided = quiz.quiz_counting(flag, root)
+    decided = quiz_counting(flag, root)
     assert decided.counts is counts and source in decided.source
     line = decided.line()
     assert line.startswith("quiz: ") and source in line
     assert ("counted in the total" in line and "not counted" not in line) if counts else "not counted" in line
-    assert quiz.counting_of(decided) == (Counting(held_back=frozenset({"quiz"})) if counts
-                                         else Counting(uncounted=frozenset({"quiz"})))
+    assert Counting.of_quiz(decided.counts) == (Counting(held_back=frozenset({"quiz"})) if counts
+                                                else Counting(uncounted=frozenset({"quiz"})))
 
 
 def test_a_self_check_quiz_counted_anyway_is_warned_about(tmp_path):
-    assert "its points go to anyone who tries" in quiz.quiz_counting(True, tmp_path).line()
-    assert "anyone" not in quiz.quiz_counting(True, course(tmp_path, 'c.QuizRelease.mode = "counted"\n')).line()
+    assert "its points go to anyone who tries" in quiz_counting(True, tmp_path).line()
+    assert "anyone" not in quiz_counting(True, course(tmp_path, 'c.QuizRelease.mode = "counted"\n')).line()
 
 
 def test_the_course_settings_are_read_without_running_the_file():
@@ -138,10 +136,10 @@ def test_the_course_settings_are_read_without_running_the_file():
 
 def test_a_config_that_only_running_says_is_run(tmp_path):
     root = course(tmp_path, "c = get_config()\nMODE = 'counted'\nc.QuizRelease.mode = MODE\n")
-    decided = quiz.quiz_counting(None, root)
+    decided = quiz_counting(None, root)
     assert decided.counts and decided.mode == "counted"
     broken = course(tmp_path, "c = get_config()\nc.QuizRelease.mode = undefined_name\n")
-    decided = quiz.quiz_counting(None, broken)
+    decided = quiz_counting(None, broken)
     assert not decided.counts and "could not be read (NameError)" in decided.source
 
 
@@ -185,18 +183,18 @@ def test_the_zip_records_the_course_folders_decision(tmp_path, monkeypatch):
 
 
 def test_the_table_printed_after_a_run_counts_as_the_run_did(tmp_path):
-    """The run's totals are grades.csv's; its closing table is printed after `run_class` has put the
-    process's counting back, and must still leave the self-check quiz out (it once printed 127 beside
-    grades.csv's 105)."""
+    """The run's totals are grades.csv's; its closing table, printed after `run_class` has returned, leaves
+    the self-check quiz out as each result says (it once printed 127 beside grades.csv's 105)."""
     from autograder.classrun import RunOutcome, closing_lines
 
-    outcome = RunOutcome([graded(2)], [], counting=Counting(uncounted=frozenset({"quiz"})))
+    left_out = Counting(uncounted=frozenset({"quiz"}))
+    outcome = RunOutcome([graded(2, counting=left_out)], [], counting=left_out)
     table = closing_lines(outcome, tmp_path, 0.0).split("\n\n")[0].splitlines()
     header, row = table[0].split(), table[2].split()
     assert header[header.index("total") + 1:header.index("total") + 4] == ["quiz", "(not", "counted)"]
     assert row == ["ada", "3", "3", "2", "graded"]  # masks, the total, then the quiz apart
     assert table[-1] == "(total: without quiz, reported but not counted)"
-    assert results.counting() == Counting()  # and the process's counting is as it was
+    assert graded(2).total == 5.0  # and a result no run decided for counts every part
 
 
 def test_the_gradebooks_cell_labels_a_part_left_out():

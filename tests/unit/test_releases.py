@@ -10,7 +10,8 @@ import shutil
 import pytest
 
 from autograder import assignment, quiz, releases
-from autograder.core import batch, submission
+from autograder.pool import batch
+from autograder.model import submission
 
 
 def course_release(tmp_path, setup_line: str = "import numpy as np\n"):
@@ -43,7 +44,7 @@ def test_what_comes_from_the_release_follows_the_one_used(tmp_path):
         assert setup_code().rstrip().endswith("import numpy as np") and setup_code().startswith(ours[0])
         assert submission.public_files()["selfcheck.py"] == b"# the course's own\n"
         assert batch.grader_version() != ours[2]  # a result graded against another release is graded again
-        assert quiz._released_mode() == "self-check"
+        assert quiz.released_mode() == "self-check"
     assert (setup_code(), submission.public_files()["selfcheck.py"], batch.grader_version()) == ours
 
 
@@ -55,7 +56,7 @@ def test_a_release_without_its_notebooks_is_not_one(tmp_path):
 
 def test_the_release_travels_to_workers_as_data(tmp_path):
     """A worker is sent the files, never the course's folder (a Dask worker may be on another machine)."""
-    from autograder.core.worker import WorkerSettings, use_release
+    from autograder.pool.worker import WorkerSettings, use_release
 
     theirs = course_release(tmp_path)
     settings = WorkerSettings.from_json(json.loads(json.dumps(WorkerSettings(release=dict(theirs.files)).to_json())))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from autograder.core.results import CheckResult, GradedSubmission, Status
+from autograder.model.results import CheckResult, GradedSubmission, Status
 
 
 def sample() -> GradedSubmission:

@@ -1,4 +1,4 @@
-"""The served-names catalogue (autograder/core/served.py): which names a part's submission is served, and
+"""The served-names catalogue (autograder/engine/served.py): which names a part's submission is served, and
 that a served call computes the reference's value, keeps each part's objects apart and refuses what is
 not plain data."""
 
@@ -11,7 +11,7 @@ import torch
 
 import attention_ref
 from autograder import assignment
-from autograder.core import served
+from autograder.engine import served
 from autograder.isolation import wire
 from autograder.isolation.proxy import ServedError, ServedHandler
 

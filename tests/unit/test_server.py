@@ -56,9 +56,9 @@ def _allocate_beyond_limit(queue) -> None:
 
 
 def test_magics_and_shell_commands_do_nothing_when_graded(tmp_path):
-    """The calls IPython makes of a cell's magics and shell commands (core.jupyter) find a `get_ipython()` that
+    """The calls IPython makes of a cell's magics and shell commands (model.jupyter) find a `get_ipython()` that
     runs nothing and returns what lets the code around them go on."""
-    from autograder.core.jupyter import Turner
+    from autograder.model.jupyter import Turner
     from autograder.isolation.server import Runtime
 
     flag = tmp_path / "ran"

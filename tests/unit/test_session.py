@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.core.session import Job, grade_all, in_process_backend
+from autograder.engine.session import Job, grade_all, in_process_backend
 from autograder.graders.points import part_points
-from autograder.core.submission import read_submission
+from autograder.model.submission import read_submission
 from autograder.isolation.limits import Limits
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
@@ -39,7 +39,8 @@ def test_only_the_parts_asked_for_are_graded(tmp_path):
 def test_what_fails_on_one_submission_is_its_status_and_the_next_is_graded(tmp_path, monkeypatch):
     """A fault of the grader's own side on one submission's input (here the tampering scan raising) makes
     that submission a grader error; the session goes on and the next one is graded as it would be."""
-    from autograder.core import session, tampering
+    from autograder.engine import session
+    from autograder.model import tampering
 
     real_scan = tampering.scan
 
@@ -61,7 +62,7 @@ def test_what_fails_on_one_submission_is_its_status_and_the_next_is_graded(tmp_p
 
 
 def test_a_submission_whose_files_break_the_reader_is_noted_and_the_class_is_planned(tmp_path, monkeypatch):
-    from autograder.core import batch
+    from autograder.pool import batch
 
     (tmp_path / "a.py").write_text("x = 1\n")
     (tmp_path / "b.py").write_text("x = 2\n")

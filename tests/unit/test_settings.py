@@ -10,8 +10,8 @@ import socket
 
 import pytest
 
-from autograder.core import batch, worker
-from autograder.core.worker import WorkerSettings
+from autograder.pool import batch, worker
+from autograder.pool.worker import WorkerSettings
 from autograder.isolation.fields import SettingsError
 from autograder.isolation.limits import Limits, SandboxConfig
 from autograder.isolation.policy import View
@@ -89,7 +89,7 @@ def test_a_worker_told_settings_it_cannot_read_says_why_and_stops():
 
 
 def test_the_dask_plugin_carries_the_settings_as_plain_data():
-    cluster = pytest.importorskip("autograder.core.cluster")
+    cluster = pytest.importorskip("autograder.pool.cluster")
     settings = WorkerSettings(secret="s", limits=LIMITS)
     plugin = cluster.GradingPlugin(settings)
     assert json.loads(json.dumps(plugin.settings)) == plugin.settings

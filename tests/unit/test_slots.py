@@ -15,15 +15,15 @@ import time
 
 import pytest
 
-from autograder.core.slots import CpuSlots
-from autograder.core.worker import FDS_PER_MESSAGE, WorkerProcess, WorkerSettings
+from autograder.engine.slots import CpuSlots
+from autograder.pool.worker import FDS_PER_MESSAGE, WorkerProcess, WorkerSettings
 
 # A process that inherits nothing but its socket, as a forkserver child: it takes the settings the way a
 # worker does, holds a slot, says which, and lets go when its stdin closes.
 HOLDER = """
 import socket, sys
-from autograder.core.slots import CpuSlots
-from autograder.core.worker import _settings
+from autograder.engine.slots import CpuSlots
+from autograder.pool.worker import _settings
 settings = _settings(socket.socket(fileno=int(sys.argv[1])))
 slots = CpuSlots(list(settings.cpu_slots))
 slots.acquire()

@@ -1,4 +1,4 @@
-"""Which students a PATH holds (core/students.py): the split rules on small trees and zips, no grading.
+"""Which students a PATH holds (model/students.py): the split rules on small trees and zips, no grading.
 
 A class folder, a folder of zips and each LMS's bulk-download names give one (path, id) per student,
 the files of one student together, each file given to a student only by what the LMS's names
@@ -15,9 +15,9 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from autograder.core import students
-from autograder.core.students import LayoutError, Staging, held_by
-from autograder.core.submission import read_submission
+from autograder.model import students
+from autograder.model.students import LayoutError, Staging, held_by
+from autograder.model.submission import read_submission
 
 
 def files(root: Path, *names: str) -> Path:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from autograder import assignment
-from autograder.core.submission import (MAX_PY_BYTES, Submission, SubmissionError, read_submission, release_cells,
+from autograder.model.submission import (MAX_PY_BYTES, Submission, SubmissionError, read_submission, release_cells,
                                         setup_imports)
 
 RELEASE = assignment.release_folder()
@@ -209,7 +209,7 @@ def test_what_graded_code_needs_of_cells_the_student_added_runs_as_the_notebook_
 
 def test_what_runs_is_found_in_time_linear_in_the_code(walks_per_size):
     """50,000 assignments that each read the one before: every statement is looked at once."""
-    from autograder.core import submission
+    from autograder.model import submission
 
     def what_runs(n: int) -> None:
         chain = "x0 = 1\n" + "".join(f"x{i} = x{i - 1} + 1\n" for i in range(1, n))
@@ -227,7 +227,7 @@ def test_what_runs_is_found_in_time_linear_in_the_code(walks_per_size):
                                             ("Ann Lee_123_assignsubmission_file_quiz", "quiz"), ("attention copy", "attention"),
                                             ("notes", None), ("myattention", None)])
 def test_notebooks_are_found_as_students_and_lms_name_them(name, notebook):
-    from autograder.core.submission import notebook_named
+    from autograder.model.submission import notebook_named
 
     assert notebook_named(name) == notebook
 
@@ -272,7 +272,7 @@ def test_a_zip_upload_is_read_in_memory_and_nothing_in_it_is_followed(tmp_path):
 def test_a_zip_member_larger_than_its_header_says_is_refused(tmp_path):
     import zipfile
 
-    from autograder.core.submission import File, _read_member
+    from autograder.model.submission import File, _read_member
 
     archive = tmp_path / "bomb.zip"
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as z:
@@ -332,7 +332,7 @@ def test_a_submission_holds_at_most_so_much_code_wherever_it_is(tmp_path):
     import io
     import zipfile
 
-    from autograder.core.submission import MAX_CODE_BYTES
+    from autograder.model.submission import MAX_CODE_BYTES
 
     module = "x = 1\n" * ((MAX_CODE_BYTES - 100) // 6)
     archive = io.BytesIO()
@@ -352,7 +352,7 @@ def test_a_submission_holds_at_most_so_much_code_wherever_it_is(tmp_path):
 def test_a_notebooks_code_is_charged_before_anything_parses_it(tmp_path, monkeypatch):
     """Scratch code in cells the student added counts too: 100 MiB of it would otherwise be parsed (seconds
     and gigabytes in the grader's own process) before the limit refused it."""
-    from autograder.core import submission
+    from autograder.model import submission
 
     parsed = []
     real = submission.ast.parse
@@ -374,8 +374,8 @@ def test_notebook_json_is_refused_before_it_is_parsed_by_what_parsing_it_would_c
     """Two million short strings, numbers or nulls cost the parse an object or a slot each (a 128 MiB notebook
     of them, gigabytes): refused by their count; numbers as they are parsed. A character Python holds in 2 or
     4 bytes (or its `\\u` escape) makes every character cost that much."""
-    from autograder.core import submission
-    from autograder.core.submission import parse_notebook
+    from autograder.model import submission
+    from autograder.model.submission import parse_notebook
 
     def many(value: str, n: int = 2_000_001) -> bytes:
         return ('{"cells": [], "metadata": {"x": [' + ",".join([value] * n) + "]}}").encode()
@@ -448,7 +448,7 @@ def test_a_zip_is_refused_from_its_end_record_before_it_is_listed(tmp_path, monk
     the directory's size."""
     import zipfile
 
-    from autograder.core import submission
+    from autograder.model import submission
 
     listed = []
     real = zipfile.ZipFile
@@ -471,7 +471,7 @@ def test_the_end_record_is_found_as_zipfile_finds_it(tmp_path):
     zipfile lists. A comment that holds an end record of its own is read as zipfile reads it: the false one."""
     import zipfile
 
-    from autograder.core.submission import END_RECORD_TAIL, zip_end_record
+    from autograder.model.submission import END_RECORD_TAIL, zip_end_record
 
     for comment in (b"", b"a comment", bytes(0xFFFF)):
         for zip64 in (False, True):
@@ -495,7 +495,7 @@ def test_a_submissions_zips_are_held_within_one_limit(tmp_path, monkeypatch):
     """Each zip is held in memory while its submission is read: twenty of 64 MiB once made 1.3 GB."""
     import zipfile
 
-    from autograder.core import submission
+    from autograder.model import submission
 
     folder = tmp_path / "student"
     folder.mkdir()
@@ -511,7 +511,7 @@ def test_a_submissions_zips_are_held_within_one_limit(tmp_path, monkeypatch):
 
 
 def test_a_folder_is_listed_within_a_bound(tmp_path, monkeypatch):
-    from autograder.core import submission
+    from autograder.model import submission
 
     monkeypatch.setattr(submission, "MAX_SCANNED", 5)
     folder = tmp_path / "student"
@@ -548,7 +548,7 @@ def test_a_zip_member_named_longer_than_a_file_may_be_is_refused_unread(tmp_path
     import time
     import zipfile
 
-    from autograder.core.submission import notebook_named
+    from autograder.model.submission import notebook_named
 
     with zipfile.ZipFile(tmp_path / "trent.zip", "w") as z:
         for i in range(5):
@@ -640,7 +640,7 @@ def test_a_notebook_built_to_make_ipythons_transformer_work_costs_one_budget(tmp
     turn are named in one note."""
     from IPython.core import inputtransformer2
 
-    from autograder.core import jupyter
+    from autograder.model import jupyter
 
     release_cells("attention")  # the release's cells, turned once for every submission: not this one's
     read = []
@@ -658,7 +658,7 @@ def test_a_notebook_built_to_make_ipythons_transformer_work_costs_one_budget(tmp
 def test_a_cell_read_past_the_transformers_budget_loses_nothing_if_it_is_python(tmp_path, monkeypatch):
     """Once a submission's budget for IPython's transformer is spent, its later cells are read as written: one
     that is Python as written runs as it would have (no note), one that is not is named in the note."""
-    from autograder.core import jupyter
+    from autograder.model import jupyter
 
     monkeypatch.setattr(jupyter, "MAX_TRANSFORM_BYTES", 1)
     answers = {"masks-causal_average": "def causal_average(T):\n    return T\n",
@@ -675,7 +675,7 @@ def test_a_cell_that_is_python_already_is_read_as_written(tmp_path, monkeypatch)
     """IPython's transformer is for cells that are not Python: one that parses runs as Python runs it, even
     where IPython's clean-up would break it (an indented comment first dedents the lines below it), and its
     cost (a pass over every cell) is not paid for the answer key's 39 KiB."""
-    from autograder.core import jupyter
+    from autograder.model import jupyter
 
     release_cells("attention")  # turned once for every submission
     turned = []
@@ -688,7 +688,7 @@ def test_a_cell_that_is_python_already_is_read_as_written(tmp_path, monkeypatch)
 
 
 def test_an_id_never_names_one_of_the_runs_own_files_in_the_reports_folder():
-    from autograder.core.submission import safe_id
+    from autograder.model.submission import safe_id
     from autograder.reports import CLASS_REPORT_FILE, GRADES_FILE
     from autograder.reports.items import ITEMS_FILE, OPTIONS_FILE
 

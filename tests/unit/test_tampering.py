@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.core import tampering
-from autograder.core.submission import read_submission
+from autograder.model import tampering
+from autograder.model.submission import read_submission
 
 ROOT = Path(__file__).resolve().parents[2]
 HONEST = [ROOT / "release" / "attention", ROOT / "solutions" / "attention", ROOT / "tests" / "corpus" / "base.py",

@@ -9,8 +9,8 @@ import sys as _sys
 _REFERENCE_LINES = set(@REFERENCE_HASHES@)  # sha256 of the reference's lines: the plain text is nowhere here
 # what only the grader loads: the reference, the graders and what runs them (the zygote is forked from the
 # process that loads them, before it does)
-_GRADER_MODULES = ("attention_ref", "autograder.graders", "autograder.core.session", "autograder.core.checks",
-                   "autograder.core.served", "autograder.core.plugin", "pytest", "_pytest")
+_GRADER_MODULES = ("attention_ref", "autograder.graders", "autograder.engine.session", "autograder.engine.checks",
+                   "autograder.engine.served", "autograder.engine.plugin", "pytest", "_pytest")
 
 
 def _texts(value, depth=0):

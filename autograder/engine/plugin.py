@@ -24,7 +24,7 @@ from ..quiz import OPTIONS
 from ..isolation.protocol import SandboxBreach
 from ..isolation.proxy import Student, StudentError
 from .checks import Failure
-from .results import CheckResult
+from ..model.results import CheckResult
 from .slots import CpuSlots
 
 WATCHDOG_CPU_SECONDS = 30  # the grader's own computing in one check (the student's time is limited apart)
@@ -45,7 +45,7 @@ class Current:
     student: Student | None = None  # of the part being graded
     fatal: BaseException | None = None  # the grader's own probe found a breach: grading must stop
     slots: CpuSlots | None = None  # held while computing, let go while a `waits` check waits
-    reference: Any = None  # what computes served calls (core.served.Reference)
+    reference: Any = None  # what computes served calls (engine.served.Reference)
     secret: str = ""  # the course secret (a shuffled quiz's option order is keyed with it)
     quiz_shown: dict | None = None  # what the submission's quiz.ipynb shows (quiz.shown_quiz); None: none
 
@@ -190,7 +190,7 @@ class _Fixtures:
     @pytest.fixture
     @staticmethod
     def served(request: pytest.FixtureRequest, student: Student) -> Callable[[str], wire.Handle]:
-        """`served(name)`: a function of `core.served.WORKLOADS` to hand to the submission's code; its
+        """`served(name)`: a function of `engine.served.WORKLOADS` to hand to the submission's code; its
         calls are computed by the grader, and the submission sees only a neutral handle."""
         from .served import workload
 

@@ -4,7 +4,7 @@
 (`pytest_runtestloop`, see `in_session`): for each job it runs the items of the
 job's parts through pytest's own run protocol, with the plugin pointed at that
 submission, and hands back a `GradedSubmission`. A process forked inside such a
-session (a local grading worker, see `core.parent`) grades with `grading_in`,
+session (a local grading worker, see `pool.parent`) grades with `grading_in`,
 without collecting again. Fixtures are set up and torn down per
 submission (the last item of a run tears everything down), so nothing carries
 over from one student to the next.
@@ -25,11 +25,11 @@ from ..isolation.literals import LiteralChannel, literal_values
 from ..isolation.protocol import SandboxBreach
 from ..isolation.proxy import LOADING, Channel, Clock, InProcessChannel, Student
 from .plugin import Current, GradingPlugin
-from .results import GradedSubmission
+from ..model.results import GradedSubmission
 from .served import Reference, served_names
-from . import tampering
+from ..model import tampering
 from .slots import CpuSlots
-from .submission import Submission, SubmissionError, setup_imports
+from ..model.submission import Submission, SubmissionError, setup_imports
 
 if TYPE_CHECKING:
     from ..isolation.sandbox import ZygoteClient

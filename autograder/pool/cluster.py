@@ -5,7 +5,7 @@ certificates: `--tls-ca-file`, `--tls-cert`, `--tls-key`, or Dask's own security
 a scheduler file (the JSON that `dask scheduler --scheduler-file` writes), or `local:N` for a
 LocalCluster of N single-threaded worker processes on this machine.
 
-Every Dask worker gets a `GradingPlugin`: it starts a grading worker (core.worker) as a fresh
+Every Dask worker gets a `GradingPlugin`: it starts a grading worker (pool.worker) as a fresh
 process beside it (never forked from the multi-threaded Dask worker; a daemonic Dask worker may
 start a subprocess but not a multiprocessing child), which starts its own zygote; both die with
 the Dask worker. Student code never runs in the Dask worker itself. A task sends one submission
@@ -22,8 +22,8 @@ from typing import Any, Iterator
 
 from distributed import WorkerPlugin
 
-from .results import GradedSubmission
-from .submission import Submission
+from ..model.results import GradedSubmission
+from ..model.submission import Submission
 from .worker import WorkerError, WorkerProcess, WorkerSettings
 
 PLUGIN_NAME = "autograder-grading"

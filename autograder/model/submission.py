@@ -11,7 +11,7 @@ read), names no longer than a file's (MAX_NAME_CHARS).
 
 The read-only setup cells of the *release* notebook run first, then the
 student's cells in the student's notebook order, each turned into Python as
-IPython turns it (core.jupyter: magics and shell commands become calls that do
+IPython turns it (model.jupyter: magics and shell commands become calls that do
 nothing when graded): every answer cell (matched by nbgrader grade_id; every
 copy runs, so a name defined twice is the last definition, as Restart & Run
 All leaves it) and, of the cells the student added, the definitions, imports
@@ -71,7 +71,7 @@ class Submission:
     quiz_shown: dict[str, Any] | None = None  # what its quiz.ipynb shows (quiz.shown_quiz); None: no quiz notebook
     code_bytes: int = field(default=0, repr=False, compare=False)  # what its cells hold so far, while it is read (MAX_CODE_BYTES)
     zip_bytes: int = field(default=0, repr=False, compare=False)  # its zips held in memory while it is read (MAX_ZIP_BYTES)
-    turned_bytes: int = field(default=0, repr=False, compare=False)  # what IPython's transformer read of it so far (core.jupyter)
+    turned_bytes: int = field(default=0, repr=False, compare=False)  # what IPython's transformer read of it so far (model.jupyter)
 
     def cells_for(self, part: str) -> list[Cell]:
         return self.cells.get(assignment.part(part).notebook, [])
@@ -573,7 +573,7 @@ def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) ->
 
 
 def _as_python(submission: Submission, cells: list[_Cell], shown: str) -> list[_Cell] | None:
-    """The cells parsed, each as IPython turns it into Python (core.jupyter) where it is not Python already
+    """The cells parsed, each as IPython turns it into Python (model.jupyter) where it is not Python already
     (IPython leaves what such a cell means as it is), charged again as they turn out (the call a magic becomes
     is longer than the magic); None, with a note, when that is over the submission's limit. A cell that could
     not be turned is noted."""

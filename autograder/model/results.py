@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import enum
 import fnmatch
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from ..quiz import OPTIONS
+from ..quiz import PART as QUIZ_PART
 from .submission import REFUSED
 from .tampering import Tampering
 
@@ -96,31 +96,12 @@ class Counting:
     def counts(self, part: str) -> bool:
         return part not in self.uncounted
 
-
-_counting = Counting()  # the run's: every part counts unless the command line says otherwise (set_counting)
-
-
-def set_counting(counting: Counting) -> None:
-    """What this process's totals count (the CLI sets it once, from the course's quiz settings: every
-    total, results.json, grades.csv and the reports are computed here, in the process that writes them)."""
-    global _counting
-    _counting = counting
-
-
-def counting() -> Counting:
-    return _counting
-
-
-@contextmanager
-def counted_as(counting: Counting) -> Iterator[Counting]:
-    """Totals computed inside count as `counting` says, and as before afterwards: what a run reports after it
-    has ended (its class table, a caller's own summary) counts as the run did."""
-    before = _counting
-    set_counting(counting)
-    try:
-        yield counting
-    finally:
-        set_counting(before)
+    @classmethod
+    def of_quiz(cls, counts: bool) -> "Counting":
+        """A run's counting as its quiz decision says: the quiz left out, or counted and held back until the
+        due date on Gradescope."""
+        part = frozenset({QUIZ_PART})
+        return cls(held_back=part) if counts else cls(uncounted=part)
 
 
 @dataclass(frozen=True)
@@ -135,12 +116,12 @@ class Visibility:
         if self.default not in VISIBILITIES:
             raise ValueError(f"visibility {self.default!r}: one of {', '.join(VISIBILITIES)}")
 
-    def of(self, check: CheckResult) -> str:
-        """When students see `check`: a part held back until the due date is never visible before it,
-        whatever the default or a `visible` pattern says."""
+    def of(self, check: CheckResult, counting: Counting) -> str:
+        """When students see `check`: a part `counting` holds back until the due date is never visible
+        before it, whatever the default or a `visible` pattern says."""
         name = f"{check.part}/{check.name}"
         shown = "visible" if any(fnmatch.fnmatchcase(name, p) for p in self.visible) else self.default
-        return AFTER_DUE_DATE if shown == "visible" and check.part in counting().held_back else shown
+        return AFTER_DUE_DATE if shown == "visible" and check.part in counting.held_back else shown
 
 
 @dataclass
@@ -162,6 +143,8 @@ class GradedSubmission:
     # and the grader serving them; a call the kernel did not count, by its wall time).
     stopped_seconds: float = 0.0
     cpu_seconds: float = 0.0
+    # which parts its total counts: the run decides (classrun: the quiz's settings) before anything is written
+    counting: Counting = field(default_factory=Counting)
 
     @property
     def status(self) -> Status:
@@ -200,16 +183,16 @@ class GradedSubmission:
 
     @property
     def total(self) -> float:
-        """The score of the parts that count (`counting()`): a self-check quiz is reported, not counted."""
-        return sum(c.score for c in self.checks if counting().counts(c.part))
+        """The score of the parts that count (`counting`): a self-check quiz is reported, not counted."""
+        return sum(c.score for c in self.checks if self.counting.counts(c.part))
 
     @property
     def max_score(self) -> float:
-        return sum(c.max_score for c in self.checks if counting().counts(c.part))
+        return sum(c.max_score for c in self.checks if self.counting.counts(c.part))
 
     def uncounted_parts(self) -> list[str]:
         """The parts graded here whose scores the total leaves out, in the order the checks ran."""
-        return [p for p in self.part_scores() if not counting().counts(p)]
+        return [p for p in self.part_scores() if not self.counting.counts(p)]
 
     def answers(self) -> dict[str, list[str]]:
         """Each multiple-choice check's [option chosen, right option], by its name in results.json."""
@@ -226,7 +209,9 @@ class GradedSubmission:
     # ---- serialised
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["counting"] = {key: sorted(parts) for key, parts in data["counting"].items()}
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "GradedSubmission":
@@ -234,7 +219,8 @@ class GradedSubmission:
                    str(data.get("error", "")), float(data.get("seconds", 0.0)), dict(data.get("part_seconds", {})),
                    list(data.get("notes", [])), Tampering.from_json(data.get("tampering")),
                    float(data.get("busy_seconds", 0.0)), float(data.get("stopped_seconds", 0.0)),
-                   float(data.get("cpu_seconds", 0.0)))
+                   float(data.get("cpu_seconds", 0.0)),
+                   Counting(**{key: frozenset(map(str, parts)) for key, parts in data.get("counting", {}).items()}))
 
     def to_gradescope(self, visibility: "Visibility | None" = None) -> dict[str, Any]:
         """Gradescope's results.json: one test per check, each shown as `visibility` says; a summary (the
@@ -246,7 +232,7 @@ class GradedSubmission:
             lines.append(f"Not graded: {self.error}")
         return {"score": self.total, "execution_time": round(self.seconds, 3), "output": "\n".join(lines),
                 "visibility": "visible", "stdout_visibility": "hidden",
-                "tests": [c.to_gradescope(visibility.of(c)) for c in self.checks],
+                "tests": [c.to_gradescope(visibility.of(c, self.counting)) for c in self.checks],
                 "extra_data": {"submission": self.id, "problems": self.problems, "notes": self.notes, "error": self.error,
                                "seconds": round(self.seconds, 3), "part_seconds": self.part_seconds,
                                "busy_seconds": round(self.busy_seconds, 3), "stopped_seconds": round(self.stopped_seconds, 3),
@@ -257,8 +243,8 @@ class GradedSubmission:
         """The summary at the head of results.json's output, which Gradescope always shows: the total and
         each part's score, but never a held-back part's score (nor a total that holds it) before the due
         date; Gradescope hides the `score` field itself while any test is hidden."""
-        held = [p for p in self.part_scores() if p in counting().held_back and counting().counts(p)]
-        shown = [c for c in self.checks if counting().counts(c.part) and c.part not in held]
+        held = [p for p in self.part_scores() if p in self.counting.held_back and self.counting.counts(p)]
+        shown = [c for c in self.checks if self.counting.counts(c.part) and c.part not in held]
         got, most = sum(c.score for c in shown), sum(c.max_score for c in shown)
         if held:
             marks = sum(self.part_scores()[p][1] for p in held)
@@ -269,7 +255,7 @@ class GradedSubmission:
         for part, (score, top) in self.part_scores().items():
             if part in held:
                 lines.append(f"{part}: marked after the due date")
-            elif not counting().counts(part):
+            elif not self.counting.counts(part):
                 lines.append(f"{part}: {score:g} / {top:g} (self-check: not counted in the total)")
             else:
                 lines.append(f"{part}: {score:g} / {top:g}")
@@ -284,4 +270,5 @@ class GradedSubmission:
         return cls(str(extra.get("submission", "")), checks, list(extra.get("problems", [])), str(extra.get("error", "")),
                    float(extra.get("seconds", 0.0)), dict(extra.get("part_seconds", {})), list(extra.get("notes", [])),
                    busy_seconds=float(extra.get("busy_seconds", 0.0)), stopped_seconds=float(extra.get("stopped_seconds", 0.0)),
-                   cpu_seconds=float(extra.get("cpu_seconds", 0.0)))
+                   cpu_seconds=float(extra.get("cpu_seconds", 0.0)),
+                   counting=Counting(uncounted=frozenset(map(str, extra.get("uncounted", [])))))

@@ -3,7 +3,7 @@
 It imports torch, then forks the run's zygote (which so starts with torch imported, and with nothing
 else: no grader, no reference, no secret), then imports the graders and collects them into a pytest
 session once, and forks each grading worker from inside that session: a worker starts at once,
-collection paid for all. `python -m autograder.core.parent FD` runs it, with the zygote's environment
+collection paid for all. `python -m autograder.pool.parent FD` runs it, with the zygote's environment
 (no secret: a worker is sent the run's settings over its own socket), so that the zygote it forks
 holds nothing a zygote started on its own would not.
 
@@ -81,7 +81,7 @@ class WorkersParent:
         from ..isolation.sandbox import zygote_environment
 
         ours, theirs = socket.socketpair()
-        self.process = subprocess.Popen([sys.executable, "-m", "autograder.core.parent", str(theirs.fileno())],
+        self.process = subprocess.Popen([sys.executable, "-m", "autograder.pool.parent", str(theirs.fileno())],
                                         pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, env=zygote_environment(), cwd="/")
         theirs.close()
@@ -159,8 +159,8 @@ def main(fd: int) -> None:
     os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
     import importlib
 
-    from . import session
-    from .plugin import GradingPlugin
+    from ..engine import session
+    from ..engine.plugin import GradingPlugin
     from .worker import PRELOAD
 
     for module in PRELOAD:

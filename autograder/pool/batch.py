@@ -26,12 +26,12 @@ from .. import assignment, releases
 from ..isolation.cgroups import memory_limit
 from ..isolation.limits import Limits
 from ..isolation.protocol import SandboxBreach
-from .files import RESULTS_FILE, write_atomically
+from ..model.files import RESULTS_FILE, write_atomically
 from .parent import WorkersParent
-from .results import GradedSubmission, Status
-from .slots import CpuSlots
-from .submission import REFUSED, Submission, SubmissionError, read_submission
-from .tampering import Tampering
+from ..model.results import GradedSubmission, Status
+from ..engine.slots import CpuSlots
+from ..model.submission import REFUSED, Submission, SubmissionError, read_submission
+from ..model.tampering import Tampering
 from .worker import WorkerError, WorkerProcess, WorkerSettings, start_zygote
 
 MIN_SANDBOX_MEMORY_BYTES = 64 * 2**20  # beyond what torch maps: base.py passes every part with 32 MiB

@@ -215,7 +215,7 @@ def expect_close(got: Any, want: torch.Tensor, checked: str, *, hint: "str | Hin
 
     `candidates` maps a likely mistake to what that mistake would have returned: the
     first that matches `got` names the mistake, which beats a generic hint. A failure carries a
-    picture (core.figures.mismatch): expected against got cell by cell for two or more dimensions,
+    picture (engine.figures.mismatch): expected against got cell by cell for two or more dimensions,
     `axes` naming the last two, `meaning` what True and False stand for; the worst entries otherwise.
     """
     got = as_tensor(got, checked, shape=tuple(want.shape))

@@ -1,7 +1,7 @@
 """A grading worker: one pytest session, grading the submissions it is sent until it is told to stop,
 with sandboxes from a zygote. The command line runs several side by side, forked from inside one
-session that has collected the graders once (the workers' parent, `core.parent`) and sharing one
-zygote; a Dask worker runs one of its own (`python -m autograder.core.worker FD`), with its own zygote.
+session that has collected the graders once (the workers' parent, `pool.parent`) and sharing one
+zygote; a Dask worker runs one of its own (`python -m autograder.pool.worker FD`), with its own zygote.
 
 A run talks to a worker over a socket in frames of JSON: first the run's settings
 (`WorkerSettings.to_json`), answered by `{"ready": {"weaknesses": [...]}}`; then one
@@ -32,8 +32,8 @@ from ..isolation.limits import Limits
 SECRET_VARIABLE = "AUTOGRADER_SECRET"
 ALLOCATOR_SETTINGS = ("MALLOC_", "GLIBC_TUNABLES")  # glibc's, from the environment: a standalone worker runs without them
 FDS_PER_MESSAGE = 250  # descriptors sent at once (Linux takes at most 253 in one message)
-# What the process that forks local workers imports once for all of them (core.parent).
-PRELOAD = ["torch", "pytest", "attention_ref", "autograder.core.session", "autograder.core.checks",
+# What the process that forks local workers imports once for all of them (pool.parent).
+PRELOAD = ["torch", "pytest", "attention_ref", "autograder.engine.session", "autograder.engine.checks",
            *(f"autograder.graders.{p.grader_module.removesuffix('.py')}" for p in assignment.PARTS)]
 
 
@@ -45,7 +45,7 @@ class WorkerSettings(JsonFields):
     limits: Limits = Limits()  # what each submission may use: its time here, its resources in its sandboxes
     secrets: tuple[str, ...] = ()  # paths no sandbox may see (reports, submissions, the course)
     allow_weak: bool = False
-    cpu_slots: tuple[int, ...] = ()  # descriptors of the run's CPU gate and slots (core.slots): a worker is sent its own
+    cpu_slots: tuple[int, ...] = ()  # descriptors of the run's CPU gate and slots (engine.slots): a worker is sent its own
     # the release graded against, by file name (an nbgrader course's own build: autograder.releases); empty: the
     # grader's own copy
     release: dict[str, bytes] = dataclasses.field(default_factory=dict)
@@ -67,7 +67,7 @@ def start_zygote(settings: WorkerSettings, forked_by: Any = None):
     """The zygote for a run's sandboxes; it starts importing at once (see `Zygote.wait_ready`), or is
     forked by `forked_by` (`WorkersParent.fork_zygote`)."""
     from ..isolation.sandbox import Zygote
-    from .submission import public_files, setup_imports
+    from ..model.submission import public_files, setup_imports
 
     return Zygote(settings.limits, settings.secrets, public_files(), setup_imports(), settings.allow_weak,
                   forked_by=forked_by)
@@ -82,9 +82,9 @@ def serve(sock: socket.socket, settings: WorkerSettings, zygote: Any, grade_all:
     """The worker's loop: jobs until the run closes the socket, graded by `grade_all` (`session.grade_all`,
     or `session.grading_in` in a session already collected)."""
     from ..isolation.protocol import SandboxBreach
-    from .session import Job, configure_grading_process, sandbox_backend
-    from .slots import CpuSlots
-    from .submission import Submission
+    from ..engine.session import Job, configure_grading_process, sandbox_backend
+    from ..engine.slots import CpuSlots
+    from ..model.submission import Submission
 
     slots = CpuSlots(list(settings.cpu_slots)) if settings.cpu_slots else None  # opened while /proc/self is ours
     use_release(settings)
@@ -117,7 +117,7 @@ def main(fd: int) -> None:
     use_release(settings)  # before the zygote, which is given the release's public helpers
     zygote = start_zygote(settings)
     try:
-        from .session import grade_all
+        from ..engine.session import grade_all
 
         serve(sock, settings, zygote, grade_all)
     finally:
@@ -129,7 +129,7 @@ def forked_main(sock_fd: int, zygote_fd: int, plugin: Any, by_part: dict) -> Non
     `by_part`); its sandboxes come from the run's zygote."""
     from ..isolation.confinement import die_with_parent
     from ..isolation.sandbox import ZygoteClient
-    from .session import grading_in
+    from ..engine.session import grading_in
 
     die_with_parent()
     client = ZygoteClient(socket.socket(fileno=zygote_fd))
@@ -153,7 +153,7 @@ class WorkerProcess:
 
     @classmethod
     def local(cls, settings: WorkerSettings, zygote: Any, parent: Any) -> "WorkerProcess":
-        """A worker forked by `parent` (`core.parent.WorkersParent`), sharing `zygote`; raises
+        """A worker forked by `parent` (`pool.parent.WorkersParent`), sharing `zygote`; raises
         RuntimeError or OSError when the parent is gone."""
         ours, theirs = socket.socketpair()
         line = zygote.attach()
@@ -175,7 +175,7 @@ class WorkerProcess:
         ours, theirs = socket.socketpair()
         env = {k: v for k, v in os.environ.items() if k != SECRET_VARIABLE and not k.startswith(ALLOCATOR_SETTINGS)}
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        process = subprocess.Popen([sys.executable, "-m", "autograder.core.worker", str(theirs.fileno())],
+        process = subprocess.Popen([sys.executable, "-m", "autograder.pool.worker", str(theirs.fileno())],
                                    pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
                                    stdout=subprocess.DEVNULL, env=env)
         theirs.close()

@@ -10,7 +10,7 @@ stopwatch or a capture, and IPython runs that code as the cell's own, so here it
 
 Only IPython's static transformations apply (what `TransformerManager.transform_cell` does); the ones an
 interactive shell adds for a one-line cell from its state at run time (automagic: `pwd` without its `%`) are
-not part of a notebook's text. A cell that parses as Python already is not turned (core.submission):
+not part of a notebook's text. A cell that parses as Python already is not turned (model.submission):
 IPython leaves what such a cell means as it is, apart from a few that its clean-up breaks (a first line that
 is an indented comment dedents the lines below it), which run as Python runs them.
 
