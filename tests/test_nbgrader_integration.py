@@ -397,6 +397,39 @@ def test_the_converter_shares_one_database_engine(course, graded, tmp_path, monk
     assert api.create_engine.__name__ == "<lambda>"  # what it was before record(), put back
 
 
+def test_the_writer_replaces_nbgrader_code_on_the_runs_thread_alone(course, graded, tmp_path):
+    """The run's thread installs the speed-ups when it starts the gradebook's writer and removes them when it
+    finishes it: the writer's own thread patches no module and changes no folder (issue 55)."""
+    import threading
+    import types
+
+    from nbgrader import api
+
+    out, _ = graded
+    copy = tmp_path / "course"
+    shutil.copytree(course.root, copy)
+    opened = open_course(ASSIGNMENT, copy)
+    original, folder = api.create_engine, os.getcwd()
+    patched_by = []  # (name, whether the run's thread set it) for each module attribute set
+
+    class Watched(types.ModuleType):
+        def __setattr__(self, name, value):
+            patched_by.append((name, threading.current_thread() is threading.main_thread()))
+            super().__setattr__(name, value)
+
+    api.__class__ = Watched
+    try:
+        writer = G.GradebookWriter(opened, out)
+        assert api.create_engine is not original  # installed here, on this (the run's) thread
+        for student in STUDENTS:
+            writer.add(G.read_report(out, student))
+        written, _ = writer.finish()
+    finally:
+        api.__class__ = types.ModuleType
+    assert written and api.create_engine is original and os.getcwd() == folder
+    assert patched_by and all(on_main for _, on_main in patched_by), patched_by
+
+
 def _written(root: Path, course_id: str) -> tuple[list, dict]:
     """What the gradebook writer leaves in a course: the gradebook's students, submissions, grades and
     comments, and the autograded notebooks."""

@@ -12,10 +12,11 @@ Then, through ``nbgrader.api.Gradebook``, every grade cell ``grade-<part>`` is c
 hold its part's score (set here where a student deleted the cell), a submission we could
 not grade is left for manual grading, and a student without a name gets their id as one.
 
-While the converter runs, a few parts of nbgrader's code are replaced by faster ones that write the same
-(`SharedEngines`, `_cells_read_per_notebook`, `_grades_committed_per_notebook`,
-`_metadata_schema_checked_once`), only with the library versions they were written for (`versions.WRITTEN_FOR`);
-docs/performance.md says what each buys.
+While a run writes the gradebook, a few parts of nbgrader's code are replaced by faster ones that write the
+same (`sped_up`: `SharedEngines`, `_cells_read_per_notebook`, `_grades_committed_per_notebook`,
+`_metadata_schema_checked_once`), only with the library versions they were written for (`versions.WRITTEN_FOR`),
+installed and removed by the run's own thread, never by the writer's (docs/performance.md says what each buys).
+Nothing here changes the process's folder: nbgrader's converter works from the course's absolute root.
 """
 
 from __future__ import annotations
@@ -23,9 +24,8 @@ from __future__ import annotations
 import io
 import json
 import logging
-import os
 import warnings
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -141,12 +141,15 @@ def record(course: NbgraderCourse, reports: Path, students: Iterable[str],
     """Write the scores of ``students`` (their reports are in ``reports``, in the folder ``folders``
     names, their id by default) into the course's gradebook and ``autograded/`` folder; ``ungraded``
     (our grader failed on them) and students without a report are left for manual grading. Calls that
-    pass the same ``engines`` share its database engines (and the SQL they compiled)."""
+    pass the same ``engines`` share its database engines (and the SQL they compiled). Where nothing has
+    installed the speed-ups (`sped_up`), this call installs them in its own thread, and removes them."""
     if engines is None:
         with SharedEngines() as own:
             return record(course, reports, students, ungraded, folders, own)
-    with engines.installed():
-        return _record(course, Path(reports).resolve(), students, set(ungraded), dict(folders or {}))
+    if not engines.sped_up:
+        with sped_up(engines):
+            return record(course, reports, students, ungraded, folders, engines)
+    return _record(course, Path(reports).resolve(), students, set(ungraded), dict(folders or {}))
 
 
 def _record(course: NbgraderCourse, reports: Path, students: Iterable[str], ungraded: set[str],
@@ -214,8 +217,7 @@ def _run_autograde_converter(course: NbgraderCourse, reports: Path, graded: list
     coursedir.notebook_id = "*"
     coursedir.student_id_exclude = ",".join(sorted(set(course.submissions()) - set(graded)))
     try:
-        with _log_to_buffer(app) as log, _in_folder(course.root), _metadata_schema_checked_once(), \
-                _cells_read_per_notebook(), _grades_committed_per_notebook(), warnings.catch_warnings():
+        with _log_to_buffer(app) as log, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SQLAlchemy's autoflush warnings from inside nbgrader
             converter = Autograde(coursedir=coursedir, parent=app)
             converter.force = True
@@ -298,6 +300,7 @@ class SharedEngines:
 
     def __init__(self) -> None:
         self._engines: dict[str, Any] = {}
+        self.sped_up = False  # whether `sped_up` has installed these, and the other speed-ups, now
 
     def __enter__(self) -> "SharedEngines":
         return self
@@ -330,6 +333,20 @@ class SharedEngines:
         for engine in self._engines.values():
             engine.dispose()
         self._engines.clear()
+
+
+@contextmanager
+def sped_up(engines: SharedEngines) -> Iterator[None]:
+    """Every speed-up of this module installed, `engines` shared, for as long as it lasts. Each replaces a
+    part of another library's module for the whole process: only the thread that owns the run (its main
+    thread) enters and leaves this, around everything the gradebook's writer does on its own thread."""
+    with engines.installed(), _metadata_schema_checked_once(), _cells_read_per_notebook(), \
+            _grades_committed_per_notebook():
+        engines.sped_up = True
+        try:
+            yield
+        finally:
+            engines.sped_up = False
 
 
 @contextmanager
@@ -438,16 +455,6 @@ def _grades_committed_per_notebook() -> Iterator[None]:
         saveautogrades.Gradebook = saved
 
 
-@contextmanager
-def _in_folder(folder: Path) -> Iterator[None]:
-    saved = os.getcwd()
-    os.chdir(folder)
-    try:
-        yield
-    finally:
-        os.chdir(saved)
-
-
 def _check_scores(course: NbgraderCourse, reports: Path, graded: list[str], update: GradebookUpdate,
                   folders: dict[str, str]) -> None:
     """Every grade cell ``grade-<part>`` of every graded student holds that part's score."""
@@ -525,6 +532,8 @@ class GradebookWriter:
         self.started = time.perf_counter()
         self._queue: queue.Queue[GradedSubmission | None] = queue.Queue()
         self._engines = SharedEngines()  # every batch's, so that a query is compiled once per run
+        self._speedups = ExitStack()  # entered here and left in `finish`, on the run's thread, never on the writer's
+        self._speedups.enter_context(sped_up(self._engines))
         self._thread = threading.Thread(target=self._write, daemon=True)
         self._thread.start()
 
@@ -570,6 +579,7 @@ class GradebookWriter:
 
         self._queue.put(None)
         self._thread.join()
+        self._speedups.close()
         self._engines.close()
         if self.failure is not None:
             exc = self.failure
