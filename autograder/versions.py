@@ -11,7 +11,8 @@ from importlib.metadata import PackageNotFoundError, version
 # tests/test_nbgrader_integration.py checks that with them the gradebook and autograded notebooks are
 # those the libraries' own code writes. After an upgrade: read what each speed-up replaces, rerun that
 # test with these updated, then update them.
-WRITTEN_FOR = {"nbgrader": "0.9.6", "SQLAlchemy": "2.1.9", "jsonschema": "4.26.0", "copydetect": "0.5.0"}
+WRITTEN_FOR = {"nbgrader": "0.9.6", "SQLAlchemy": "2.1.9", "jsonschema": "4.26.0", "copydetect": "0.5.0",
+               "pytest": "9.2.0"}
 
 
 @lru_cache(maxsize=None)

@@ -26,6 +26,7 @@ from ..isolation.proxy import Student, StudentError
 from .checks import Failure
 from ..model.results import CheckResult
 from .slots import CpuSlots
+from ..versions import patches_apply
 
 WATCHDOG_CPU_SECONDS = 30  # the grader's own computing in one check (the student's time is limited apart)
 MAX_FIGURES = 3  # pictures kept per check
@@ -76,9 +77,13 @@ class GradingPlugin:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         """A failed check's feedback is our own message (see _feedback); pytest's report of it is never
         read, and even its shortest form walks and filters the whole traceback: each test reports its
-        exception's first line instead."""
+        exception's first line instead. `repr_failure` is pytest's to override; `_repr_failure_py`, private,
+        only with the version of pytest this was written for (`versions.WRITTEN_FOR`)."""
+        private = patches_apply("pytest")
         for item in items:
-            item.repr_failure = item._repr_failure_py = _exception_line
+            item.repr_failure = _exception_line  # type: ignore[method-assign]
+            if private:
+                item._repr_failure_py = _exception_line  # type: ignore[attr-defined]
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         """Run every test that takes `device` on each device present."""
