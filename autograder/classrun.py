@@ -26,7 +26,7 @@ from .model.results import Counting, GradedSubmission, Status, Visibility
 from .model.students import LayoutError, held_by
 from .model.submission import SubmissionError, safe_id, unique_ids
 from .nbgrader.counting import quiz_counting as quiz_counting_of
-from .pool.worker import WorkerError, WorkerSettings
+from .pool.worker import WorkerError, WorkerFault, WorkerSettings
 from .isolation.limits import BUDGET_SECONDS, Limits
 from .reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD
 from .reports.similarity import Similarity
@@ -126,7 +126,7 @@ def _run(options: RunOptions) -> RunOutcome:
                 gradebook.finish()
             raise
     except WorkerError as exc:
-        raise RunError(str(exc), 3 if "refused" in str(exc) else 1) from None
+        raise RunError(str(exc), 3 if exc.kind is WorkerFault.REFUSED else 1) from None
     except KeyboardInterrupt:
         done = len(list(out.glob(f"*/{reports.RESULTS_FILE}")))
         raise RunInterrupted(f"interrupted: the reports of {done} submission(s) are kept in {out}; run the same "

@@ -300,6 +300,14 @@ def _two_runs(gen: torch.Generator, low: float, high: float) -> Iterator[tuple[i
     yield 1, durations.send(told[0] if told else 0.0), told.append
 
 
+def _slow_first_then_fast(gen: torch.Generator) -> Iterator[tuple[int, float, float, Callable[[float], None]]]:
+    """(run 0 or 1, the first call's duration, the others', the callback of `_two_runs`): run 0's first call
+    is slow; run 1, all fast, outs a timer that returns a constant."""
+    slow = uniform(gen, *SLOW)
+    for run, fast, allowed in _two_runs(gen, *FAST):
+        yield run, slow if run == 0 else fast, fast, allowed
+
+
 def _time_call(student, workload: Served, repeats: int, warmup: int, checked: str) -> float:
     _expect_own_count(student, repeats, warmup)
     got = as_number(student.call("time_call", student.remote(workload), repeats=repeats, warmup=warmup), checked)
@@ -385,9 +393,7 @@ def test_bytes_dtype(student, gen):
 @diagnosed("time_call")
 @check("time_call: warm-up calls are not timed", points=2)
 def test_time_call_warmup(student, gen):
-    slow = uniform(gen, *SLOW)
-    for run, fast, allowed in _two_runs(gen, *FAST):  # the second run, all fast, outs a constant
-        first = slow if run == 0 else fast
+    for _run, first, fast, allowed in _slow_first_then_fast(gen):
         checked = (f"time_call(fn, repeats=1, warmup=1) where the first call takes {first:.3g} s and the others "
                    f"{fast:.3g} s")
         schedule = Schedule([first], fast)
@@ -403,9 +409,7 @@ def test_time_call_warmup(student, gen):
 @diagnosed("time_call")
 @check("time_call: the median ignores one slow repeat", points=2)
 def test_time_call_median(student, gen):
-    slow = uniform(gen, *SLOW)
-    for run, fast, allowed in _two_runs(gen, *FAST):  # the second run, all fast, outs a constant
-        first = slow if run == 0 else fast
+    for run, first, fast, allowed in _slow_first_then_fast(gen):
         checked = (f"time_call(fn, repeats=5, warmup=1) where the first timed call takes {first:.3g} s and the "
                    f"others {fast:.3g} s")
         for _attempt in range(MEDIAN_ATTEMPTS):

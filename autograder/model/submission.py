@@ -333,17 +333,29 @@ def _refused(shown: str, info: os.stat_result) -> str:
 def _read_bytes(path: Path, limit: int) -> bytes | str:
     """The file's bytes, or why they were not read. Opened without following a link and without
     waiting on a pipe; what is opened must be a regular file; read as `_read_within` reads it."""
+    opened = _open_regular(path)
+    if isinstance(opened, str):
+        return opened
+    fh, size = opened
+    with fh:
+        if size > limit:
+            return f"is {size:,} bytes, over the limit of {limit:,}, {REFUSED}"
+        return _read_within(fh, limit, path.suffix == ".ipynb", "grew to more than")
+
+
+def _open_regular(path: Path) -> tuple[BinaryIO, int] | str:
+    """The regular file at `path`, open for reading, and its size; or why not. Opened without following a
+    link and without waiting on a pipe; a pipe, socket or device is refused once open."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         return f"could not be opened ({exc.strerror})"
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return f"is not a regular file, {REFUSED}"
-        if info.st_size > limit:
-            return f"is {info.st_size:,} bytes, over the limit of {limit:,}, {REFUSED}"
-        return _read_within(fh, limit, path.suffix == ".ipynb", "grew to more than")
+    fh = os.fdopen(fd, "rb")
+    info = os.fstat(fh.fileno())
+    if not stat.S_ISREG(info.st_mode):
+        fh.close()
+        return f"is not a regular file, {REFUSED}"
+    return fh, info.st_size
 
 
 READ_CHUNK = 2**20  # what is read of a file at a time
@@ -429,18 +441,15 @@ def open_zip(path: Path, limit: int = MAX_ZIP_BYTES) -> tuple[zipfile.ZipFile, i
     """The zip at `path`, listed once, in memory, and its size; or why it was not: a link, a special file,
     more than `limit` bytes, or an end record (`zip_end_record`), read before the rest of the zip is, that
     lists more than MAX_ZIP_MEMBERS members or a central directory over MAX_ZIP_DIRECTORY_BYTES."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        return f"could not be opened ({exc.strerror})"
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return f"is not a regular file, {REFUSED}"
-        if info.st_size > limit:
+    opened = _open_regular(path)
+    if isinstance(opened, str):
+        return opened
+    fh, size = opened
+    with fh:
+        if size > limit:
             over = "the limit" if limit == MAX_ZIP_BYTES else f"the {limit:,} left of a submission's limit"
-            return f"is {info.st_size:,} bytes, over {over} of {MAX_ZIP_BYTES:,} for zips, {REFUSED}"
-        fh.seek(max(0, info.st_size - END_RECORD_TAIL))
+            return f"is {size:,} bytes, over {over} of {MAX_ZIP_BYTES:,} for zips, {REFUSED}"
+        fh.seek(max(0, size - END_RECORD_TAIL))
         why = _zip_directory_refused(fh.read(END_RECORD_TAIL))
         if why:
             return why

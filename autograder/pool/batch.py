@@ -32,7 +32,7 @@ from ..model.results import GradedSubmission, Status
 from ..engine.slots import CpuSlots
 from ..model.submission import REFUSED, Submission, SubmissionError, read_submission
 from ..model.tampering import Tampering
-from .worker import WorkerError, WorkerProcess, WorkerSettings, start_zygote
+from .worker import WorkerError, WorkerFault, WorkerProcess, WorkerSettings, start_zygote
 
 MIN_SANDBOX_MEMORY_BYTES = 64 * 2**20  # beyond what torch maps: base.py passes every part with 32 MiB
 
@@ -192,7 +192,8 @@ class LocalPool:
             self.weaknesses.update(worker.ready())
         except WorkerError as exc:
             worker.close()
-            exc.fatal = True  # a worker that cannot start: none will
+            if exc.kind is WorkerFault.DIED:  # a worker that cannot start: none will
+                exc.kind = WorkerFault.CANNOT_START
             raise
         return worker
 
@@ -211,9 +212,9 @@ class LocalPool:
         try:
             self.weaknesses.update(zygote.wait_ready())
         except SandboxBreach as exc:
-            raise WorkerError(f"grading refused: {exc}", fatal=True) from None
+            raise WorkerError(f"grading refused: {exc}", WorkerFault.REFUSED) from None
         except RuntimeError as exc:
-            raise WorkerError(f"grading could not start: {exc}", fatal=True) from None
+            raise WorkerError(f"grading could not start: {exc}", WorkerFault.CANNOT_START) from None
         self.isolation = zygote.isolation
         return self.isolation
 

@@ -24,7 +24,7 @@ from distributed import WorkerPlugin
 
 from ..model.results import GradedSubmission
 from ..model.submission import Submission
-from .worker import WorkerError, WorkerProcess, WorkerSettings
+from .worker import WorkerError, WorkerFault, WorkerProcess, WorkerSettings
 
 PLUGIN_NAME = "autograder-grading"
 RETRIES = 2  # a task whose worker died is tried again on another; then it is a grader error
@@ -135,7 +135,8 @@ class DaskPool:
             self.client = Client(self.address, security=self.security)
         differ = self.version_differences()
         if differ:
-            raise WorkerError("workers run other versions than this client: " + "; ".join(differ), fatal=True)
+            raise WorkerError("workers run other versions than this client: " + "; ".join(differ),
+                              WorkerFault.CANNOT_START)
         self.client.register_plugin(GradingPlugin(self.settings), name=PLUGIN_NAME)
         for found in self.client.run(_weaknesses).values():
             self.weaknesses.update(found)

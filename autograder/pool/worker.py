@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Callable, Iterator
 
 from .. import assignment, releases
@@ -51,16 +52,31 @@ class WorkerSettings(JsonFields):
     release: dict[str, bytes] = dataclasses.field(default_factory=dict)
 
 
-class WorkerError(RuntimeError):
-    """The worker could not go on: it died (`fatal` False: another may), or it said why no worker
-    can grade (`fatal`: a sandbox breach, graders that cannot run)."""
+class WorkerFault(Enum):
+    """Why a worker could not go on, which decides what the run does next (and its exit status)."""
 
-    def __init__(self, message: str, fatal: bool = False):
+    DIED = "died"  # this worker died or broke its connection: another may grade
+    CANNOT_START = "cannot start"  # no worker can grade here (graders that cannot run, other versions)
+    REFUSED = "refused"  # a sandbox could reach what it must not: no worker may grade
+
+
+_FATAL_KINDS = (WorkerFault.CANNOT_START.value, WorkerFault.REFUSED.value)
+
+
+class WorkerError(RuntimeError):
+    """The worker could not go on, and why (`kind`): it died (another may go on), or it said why no worker
+    can grade (`fatal`: grading refused, or cannot start)."""
+
+    def __init__(self, message: str, kind: WorkerFault = WorkerFault.DIED):
         super().__init__(message)
-        self.fatal = fatal
+        self.kind = kind
+
+    @property
+    def fatal(self) -> bool:
+        return self.kind is not WorkerFault.DIED
 
     def __reduce__(self) -> tuple:
-        return WorkerError, (str(self), self.fatal)  # as it crosses from a Dask worker to the client
+        return WorkerError, (str(self), self.kind)  # as it crosses from a Dask worker to the client
 
 
 def start_zygote(settings: WorkerSettings, forked_by: Any = None):
@@ -101,9 +117,9 @@ def serve(sock: socket.socket, settings: WorkerSettings, zygote: Any, grade_all:
         grade_all(jobs(), sandbox_backend(zygote), settings.limits,
                   lambda graded: _send(sock, {"graded": graded.to_json()}), slots)
     except SandboxBreach as exc:
-        _send(sock, {"fatal": f"grading refused: {exc}"})
+        _send(sock, {"fatal": f"grading refused: {exc}", "kind": WorkerFault.REFUSED.value})
     except Exception as exc:  # noqa: BLE001 - told to the run, which stops
-        _send(sock, {"fatal": f"{type(exc).__name__}: {exc}"})
+        _send(sock, {"fatal": f"{type(exc).__name__}: {exc}", "kind": WorkerFault.CANNOT_START.value})
 
 
 def main(fd: int) -> None:
@@ -202,7 +218,8 @@ class WorkerProcess:
             status = self._process.wait()
             raise WorkerError("the grading worker died" + (f" (exit status {status})" if status is not None else ""))
         if "fatal" in message:
-            raise WorkerError(str(message["fatal"]), fatal=True)
+            kind = message.get("kind")
+            raise WorkerError(str(message["fatal"]), WorkerFault(kind) if kind in _FATAL_KINDS else WorkerFault.CANNOT_START)
         return message[key]
 
     def close(self) -> None:
