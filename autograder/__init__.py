@@ -2,7 +2,8 @@
 
 One submission's way from the command line to results.json:
 
-    cli.py                 parses `grade PATH... --out DIR`, then calls pool.batch
+    cli.py                 parses `grade PATH... --out DIR`, then calls api.py (the public API), which
+                           runs classrun.py: the class run, which calls pool.batch
     model/submission.py     reads each submission as data (no link followed, sizes bounded): cells to run
     pool/batch.py          keeps unchanged earlier results; sends the rest to a pool of workers
     pool/parent.py         the workers' parent: forks the zygote (torch imported, nothing of the

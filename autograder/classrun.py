@@ -4,7 +4,8 @@
 paths given, split into students, and an nbgrader course's collected submissions), the pool of
 grading workers, the grading (each submission's reports written as it comes back), nbgrader's
 gradebook, the class's reports. The command line parses its options into `RunOptions` and prints
-the outcome; `gradescope --run`, the bench and the demo call `run_class` the same way.
+the outcome; it, the bench and the demo run it through the public API (api.py: `grade_class`,
+`grade_submission`), and `gradescope --run`, a layer below the API, calls `run_class` itself.
 
 The pool is begun before the course is read (the workers' parent imports torch meanwhile) and
 started once the course's root is known: its zygote hides that root from every sandbox.

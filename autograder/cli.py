@@ -2,10 +2,10 @@
    python -m autograder export (--from-grades GRADES_CSV | --nbgrader ASSIGNMENT) --roster CSV [--canvas F] [--moodle F]
    python -m autograder gradescope --out ZIP --secret-file FILE [...]      python -m autograder --version
 
-Parsing, then calls into the layers below; nothing is decided here. Exit status 0 when every
-submission was graded, whatever the students scored; 1 when some could not be graded (grader
-errors); 2 for a usage error; 3 when grading was refused because a sandbox could reach the
-reference, the graders or the secret.
+Parsing, then calls the public API (api.py: grading, exporting) or the Gradescope zip's builder;
+nothing is decided here. Exit status 0 when every submission was graded, whatever the students
+scored; 1 when some could not be graded (grader errors); 2 for a usage error; 3 when grading was
+refused because a sandbox could reach the reference, the graders or the secret.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ import sys
 import time
 from pathlib import Path
 
-from . import assignment, gradescope, reports
-from .model.results import VISIBILITIES, Visibility
+from . import api, assignment, gradescope
+from .api import Visibility
+from .model.results import VISIBILITIES
 from .engine.slots import usable_cpus
 from .gradescope import Settings
 from .isolation.confinement import keep_memory_private
 from .isolation.limits import BUDGET_SECONDS, Limits
-from .reports.lms import MOODLE_OUT_OF
+from .reports.lms import MOODLE_OUT_OF, score_text
 from .reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD
 
 
@@ -158,45 +159,24 @@ def bench_command(argv: list[str]) -> int:
 
 
 def export_command(args: argparse.Namespace) -> int:
-    """`export`: the class's grades as the CSV files Canvas and Moodle import (reports/lms.py)."""
-    from .reports import lms
-
+    """`export`: the class's grades as the CSV files Canvas and Moodle import (api.export_grades)."""
     if not (args.canvas or args.moodle):
         return _usage("export: give --canvas FILE, --moodle FILE or both")
     if (args.from_grades is None) == (args.nbgrader is None):
         return _usage("export: give one of --from-grades DIR/grades.csv and --nbgrader ASSIGNMENT")
     if args.per_part and not args.moodle:
         return _usage("export: --per-part is for --moodle (Canvas takes one column per assignment)")
-    targets = [(path, path.resolve()) for path in (args.canvas, args.moodle) if path]
-    grades = args.from_grades / "grades.csv" if args.from_grades and args.from_grades.is_dir() else args.from_grades
-    read = {p.resolve() for p in (args.roster, grades) if p}
-    if len({r for _, r in targets}) < len(targets) or read & {r for _, r in targets}:
-        return _usage("export: --canvas, --moodle, --roster and --from-grades must be different files")
     try:
-        if args.nbgrader:
-            from .nbgrader.course import CourseError, open_course
-
-            try:
-                course = open_course(args.nbgrader)
-            except CourseError as exc:
-                return _usage(str(exc))
-            scores = lms.scores_from_gradebook(course.db_url, course.coursedir.course_id, args.nbgrader)
-        else:
-            scores = lms.scores_from_grades_csv(args.from_grades)
-        made, warnings = lms.exports(
-            scores, lms.read_roster(args.roster), canvas=bool(args.canvas), moodle=bool(args.moodle),
-            name=args.name or args.nbgrader or assignment.ASSIGNMENT, per_part=args.per_part,
-            moodle_id=args.moodle_id, moodle_out_of=args.moodle_out_of, skip_unmapped=args.skip_unmapped)
-    except lms.ExportError as exc:
+        exported = api.export_grades(
+            args.roster, grades=args.from_grades, nbgrader=args.nbgrader, canvas=args.canvas, moodle=args.moodle,
+            name=args.name, per_part=args.per_part, moodle_id=args.moodle_id, moodle_out_of=args.moodle_out_of,
+            skip_unmapped=args.skip_unmapped)
+    except api.ExportError as exc:
         return _usage(str(exc))
-    for warning in warnings + [w for export in made for w in export.warnings]:
+    for warning in exported.every_warning:
         print(f"warning: {warning}", file=sys.stderr)
-    for export, (path, _) in zip(made, targets):
-        try:
-            reports.write_atomically(path, export.text)
-        except OSError as exc:
-            return _usage(f"{path}: cannot write it ({exc.strerror or exc})")
-        print(f"{export.lms}: wrote {path} ({export.rows} student(s), out of {lms.score_text(export.out_of)})")
+    for path, export in exported.files.items():
+        print(f"{export.lms}: wrote {path} ({export.rows} student(s), out of {score_text(export.out_of)})")
     return 0
 
 
@@ -217,9 +197,7 @@ def gradescope_command(args: argparse.Namespace) -> int:
 
 
 def grade_command(args: argparse.Namespace, started: float) -> int:
-    """`grade`: the options as a RunOptions, the run (classrun.py), then its closing lines."""
-    from .classrun import RunError, RunInterrupted, RunOptions, closing_lines, run_class
-
+    """`grade`: the options as a RunOptions, the run (api.grade_class), then its closing lines."""
     try:
         parts = assignment.parse_parts(args.parts)
     except ValueError as exc:
@@ -229,22 +207,22 @@ def grade_command(args: argparse.Namespace, started: float) -> int:
         from .pool.cluster import security
 
         dask_security = security(args.tls_ca_file, args.tls_cert, args.tls_key)
-    options = RunOptions(
+    options = api.RunOptions(
         out=args.out, paths=tuple(args.paths), nbgrader=args.nbgrader, secret=args.secret, parts=parts,
         jobs=args.jobs, call_seconds=args.timeout, budget_seconds=args.budget,
         visibility=Visibility(args.visibility, tuple(args.visible)), quiz_counts=args.quiz_counts, force=args.force,
         progress=not args.quiet, similarity=None if args.no_similarity else args.similarity_threshold,
         dask=args.dask, dask_security=dask_security, allow_weak=args.allow_weak_sandbox)
     try:
-        outcome = run_class(options)
-    except RunInterrupted as exc:
+        outcome = api.grade_class(options)
+    except api.RunInterrupted as exc:
         print(f"\n{exc}", file=sys.stderr)
         return exc.status
-    except RunError as exc:
+    except api.RunError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.status
     if not args.quiet:
-        print(closing_lines(outcome, args.out.resolve(), started), flush=True)
+        print(api.closing_lines(outcome, args.out.resolve(), started), flush=True)
     return outcome.status
 
 

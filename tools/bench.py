@@ -8,7 +8,7 @@ patch per student, and wrong quiz answers), copies it, and then, one after the o
 
 * `nbgrader autograde attention` on one copy (every notebook executed top to bottom in a fresh
   kernel, one submission after another; the grade cells grade in the student's kernel);
-* our class run, `grade --nbgrader attention` (autograder.classrun.run_class, called in this process:
+* our class run, `grade --nbgrader attention` (autograder.api.grade_class, called in this process:
   the command line adds only Python's start-up), on the other (only answer and setup cells run,
   sandboxed, submissions in parallel), gradebook writing included;
 * with `--serial`, ours again with `--jobs 1`.
@@ -72,9 +72,9 @@ def load() -> str:
 
 
 def run_ours(course: C.Course, jobs: int) -> dict:
-    """Our class run in the course root (autograder.classrun, in this process), timed; with its start-up and
-    how long the gradebook took."""
-    from autograder.classrun import RunError, RunOptions
+    """Our class run in the course root (autograder.api.grade_class, in this process), timed; with its start-up
+    and how long the gradebook took."""
+    from autograder.api import RunError, RunOptions
 
     start = time.perf_counter()
     started = time.monotonic()
@@ -95,9 +95,11 @@ def run_ours(course: C.Course, jobs: int) -> dict:
 
 def part_costs(reports: Path) -> dict[str, float]:
     """Mean seconds per submission of each part, from the reports."""
+    from autograder.api import read_results
+
     costs: dict[str, list[float]] = {}
-    for results in reports.glob("*/results.json"):
-        for part, seconds in json.loads(results.read_text())["extra_data"].get("part_seconds", {}).items():
+    for graded in read_results(reports).submissions.values():
+        for part, seconds in graded.part_seconds.items():
             costs.setdefault(part, []).append(seconds)
     return {part: statistics.fmean(costs[part]) for part in assignment.PART_NAMES if part in costs}
 
@@ -143,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     timings["nbgrader autograde"] = {"wall_s": time.perf_counter() - start, "load_after": load()}
     say(f"    {timings['nbgrader autograde']['wall_s']:.1f} s (load after: {load()})")
     for label, course, jobs in runs:
-        say(f"\n[{len(timings) - 1}] autograder.classrun.run_class (grade --nbgrader {assignment.ASSIGNMENT} --jobs {jobs})   "
+        say(f"\n[{len(timings) - 1}] autograder.api.grade_class (grade --nbgrader {assignment.ASSIGNMENT} --jobs {jobs})   "
             f"(load before: {load()})")
         timings[label] = run_ours(course, jobs)
         timings[label]["part_s"] = part_costs(course.work / "reports")

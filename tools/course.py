@@ -40,7 +40,7 @@ from autograder.assignment import ASSIGNMENT, NOTEBOOKS, is_answer_cell
 from . import release as rel
 
 if TYPE_CHECKING:
-    from autograder.classrun import RunOptions, RunOutcome
+    from autograder.api import RunOptions, RunOutcome
 
 ROOT = rel.ROOT
 SOURCE = ROOT / "assignments" / ASSIGNMENT
@@ -419,16 +419,16 @@ def grade_course(course: Course, out: Path, *extra: str, quiet: bool = True) -> 
 
 
 def run_in_course(course: Course, options: "RunOptions") -> "RunOutcome":
-    """Our class run (autograder.classrun) on the course, in this process, as the command line runs it in the
-    course root: nbgrader reads the course's configuration with the course's Jupyter folders."""
+    """Our class run (autograder.api.grade_class) on the course, in this process, as the command line runs it in
+    the course root: nbgrader reads the course's configuration with the course's Jupyter folders."""
     from dataclasses import replace
 
-    from autograder.classrun import run_class
+    from autograder.api import grade_class
 
     saved = dict(os.environ)
     os.environ.update(course.env())
     try:
-        return run_class(replace(options, nbgrader=ASSIGNMENT, course_root=course.root))
+        return grade_class(replace(options, nbgrader=ASSIGNMENT, course_root=course.root))
     finally:
         os.environ.clear()
         os.environ.update(saved)

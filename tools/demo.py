@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.assignment import PART_NAMES as PARTS
-from autograder.classrun import RunError, RunOptions, RunOutcome, closing_lines
+from autograder.api import RunError, RunOptions, RunOutcome, closing_lines
 from autograder.engine.slots import usable_cpus
 from autograder.reports.items import ITEMS_FILE, OPTIONS_FILE, item_analysis
 
