@@ -1,9 +1,10 @@
 """The public Python API: grade a class, grade one submission, export the grades, read the results back.
 
-Everything the command line does, as functions that return values: no function here prints a result, exits
-or parses options (a class run's warnings, such as a missing secret or a weaker sandbox, still go to stderr,
-and with `RunOptions.progress` its progress). The command line (`python -m autograder`), the demo (`make demo`) and the bench call
-these; a script or a notebook of the course's staff can too:
+Everything the command line does, as functions that return values: nothing here prints, exits or parses
+options. What a class run says (a missing secret, a weaker sandbox, notes) is in its outcome's `lines`, and
+goes, as it happens, wherever `RunOptions.tell` sends it; `RunOptions.on_progress` hears of each submission
+graded. The command line (`python -m autograder`), the demo (`make demo`) and the bench call these; a script
+or a notebook of the course's staff can too:
 
     from autograder.api import RunOptions, grade_class
     outcome = grade_class(RunOptions(out=Path("reports"), paths=(Path("submissions"),), secret="s3cret"))

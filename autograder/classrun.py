@@ -14,7 +14,6 @@ started once the course's root is known: its zygote hides that root from every s
 from __future__ import annotations
 
 import os
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -67,7 +66,13 @@ class RunOptions:
     visibility: Visibility = Visibility()  # when students see each check on Gradescope
     quiz_counts: bool | None = None  # the quiz in the total or not; None: as the course's configuration says
     force: bool = False  # regrade submissions whose reports are up to date
-    progress: bool = True  # the isolation line, notes and a progress bar on stderr
+    progress: bool = True  # say the isolation line, the quiz's line and the notes too, and report progress
+    # Where the run's lines go as they happen (the command line: stderr); None: only into RunOutcome.lines.
+    # Warnings always go; the isolation line, the quiz's line and notes only with `progress`.
+    tell: Callable[[str], None] | None = None
+    # With `progress`: called with (graded so far, to grade) before the first and after each submission graded
+    # (the command line draws a bar with it).
+    on_progress: Callable[[int, int], None] | None = None
     similarity: float | None = SIMILARITY_THRESHOLD  # the class report's threshold for pairs alike; None: no section
     dask: str | None = None  # grade on this Dask cluster (tcp://, tls://, a scheduler file, local:N)
     dask_security: Any = None  # distributed.Security for a tls:// cluster (pool.cluster.security)
@@ -85,29 +90,53 @@ class RunOutcome:
     weaknesses: set[str] = field(default_factory=set)  # how this machine's sandboxes are weaker than they should be
     ready_at: float | None = None  # when the first submission went to a worker (time.monotonic)
     counting: Counting = Counting()  # what the run's totals counted: whatever reports on it counts the same
+    lines: list[str] = field(default_factory=list)  # every line the run said (RunOptions.tell), in order
 
     @property
     def status(self) -> int:
         return 1 if self.failed else 0
 
 
+@dataclass
+class _Voice:
+    """What the run says: each line kept for its outcome and told as it happens (`RunOptions.tell`)."""
+
+    tell: Callable[[str], None] | None
+    progress: bool
+    lines: list[str] = field(default_factory=list)
+
+    def __call__(self, line: str) -> None:
+        self.lines.append(line)
+        if self.tell is not None:
+            self.tell(line)
+
+    def note(self, line: str) -> None:
+        """A line said only with `progress`: the isolation, the quiz, a note."""
+        if self.progress:
+            self(line)
+
+
 def run_class(options: RunOptions) -> RunOutcome:
-    """Grade a class as `options` say (see the module's docstring); raises RunError when it cannot."""
+    """Grade a class as `options` say (see the module's docstring); raises RunError when it cannot. It prints
+    nothing: what it says goes to `options.tell` and into the outcome's `lines`."""
+    say = _Voice(options.tell, options.progress)
     try:
         with releases.kept():  # a course's release is graded against during its run only
-            return _run(options)
+            outcome = _run(options, say)
+            outcome.lines = say.lines
+            return outcome
     except SubmissionError as exc:  # a file no student's work can be read from: the command was wrong
         raise RunError(str(exc)) from None
 
 
-def _run(options: RunOptions) -> RunOutcome:
+def _run(options: RunOptions, say: _Voice) -> RunOutcome:
     course_root = Path(options.course_root or Path.cwd()).resolve()
-    secret = _secret(options)
+    secret = _secret(options, say)
     quiz_counting = quiz_counting_of(options.quiz_counts, course_root)
     counting = Counting.of_quiz(quiz_counting.counts)
     _check_paths(options.paths, options.nbgrader)
     students, notes = _students(options.paths)
-    given = _with_ids(students)
+    given = _with_ids(students, say)
     out = options.out.resolve()
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -116,12 +145,12 @@ def _run(options: RunOptions) -> RunOutcome:
     pool = _pool(options)
     pool.begin()  # the workers' parent imports torch while the course and the submissions are read
     try:
-        course, paths, folders = _course(options, course_root, given, quiz_counting)
+        course, paths, folders = _course(options, course_root, given, quiz_counting, say)
         pool.start(_settings(options, secret, out, paths, course.root if course else None))
         gradebook = _gradebook_writer(course, out, options.parts, folders)
         try:
             graded, kept, similar = _grade(options, secret, out, paths, pool, quiz_counting.line(), counting, notes,
-                                           gradebook.add if gradebook else lambda graded: None)
+                                           gradebook.add if gradebook else lambda graded: None, say)
         except BaseException:
             if gradebook is not None:
                 gradebook.finish()
@@ -139,28 +168,30 @@ def _run(options: RunOptions) -> RunOutcome:
     if course is not None and gradebook is None:
         outcome.gradebook_line = "Gradebook: not written (only a full grading, every part, goes into the gradebook)."
     if gradebook is not None:
-        written, outcome.gradebook_line = gradebook.finish()
+        written, outcome.gradebook_line, told = gradebook.finish()
+        for line in told:
+            say(line)
         outcome.failed |= not written
         _note_rejected(graded, gradebook.update.rejected, gradebook.folders)
     reports.write_class(graded, out, kept=frozenset(g.id for g in kept), similar=similar, notes=notes)
     if pool.weaknesses:
-        print(f"autograder: weaker sandbox on this machine: {'; '.join(sorted(pool.weaknesses))}.", file=sys.stderr)
+        say(f"autograder: weaker sandbox on this machine: {'; '.join(sorted(pool.weaknesses))}.")
     return outcome
 
 
-def _secret(options: RunOptions) -> str:
+def _secret(options: RunOptions, say: _Voice) -> str:
     if options.secret is not None:
         return options.secret
     if options.nbgrader:
         raise RunError("no course secret: give --secret S or set $AUTOGRADER_SECRET (every student's inputs come "
                        "from it; --secret '' grades with an empty one, on purpose)")
-    print("warning: no --secret and no $AUTOGRADER_SECRET: every student's inputs come from an empty secret, "
-          "which anyone can reproduce; set one for a course", file=sys.stderr)
+    say("warning: no --secret and no $AUTOGRADER_SECRET: every student's inputs come from an empty secret, "
+        "which anyone can reproduce; set one for a course")
     return ""
 
 
-def _course(options: RunOptions, course_root: Path, given: list[tuple[Path, str]], quiz_counting: quiz.QuizCounting
-            ) -> tuple[Any, list[tuple[Path, str]], dict[str, str]]:
+def _course(options: RunOptions, course_root: Path, given: list[tuple[Path, str]], quiz_counting: quiz.QuizCounting,
+            say: _Voice) -> tuple[Any, list[tuple[Path, str]], dict[str, str]]:
     """(the nbgrader course or None, every (path, id) to grade, each course student's reports folder). A course
     is graded against its own build (nbgrader/build.py), from here on in this process and in every worker."""
     if not options.nbgrader:
@@ -174,26 +205,23 @@ def _course(options: RunOptions, course_root: Path, given: list[tuple[Path, str]
     except CourseError as exc:
         raise RunError(str(exc)) from None
     releases.use(release)
-    for note in build_notes if options.progress else ():
-        print(f"note: {note}", file=sys.stderr)
+    for note in build_notes:
+        say.note(f"note: {note}")
     submitted = course.submissions()
-    named = _with_ids(given + [(path, student) for student, path in submitted.items()])
+    named = _with_ids(given + [(path, student) for student, path in submitted.items()], say)
     folders = {student: sid for (_, sid), student in zip(named[len(given):], submitted)}
-    if not submitted and options.progress:
-        print(f"no collected submissions of {options.nbgrader!r} in {course.submissions_pattern()} (run "
-              f"`nbgrader collect {options.nbgrader}` or `nbgrader zip_collect {options.nbgrader}` first)",
-              file=sys.stderr)
+    if not submitted:
+        say.note(f"no collected submissions of {options.nbgrader!r} in {course.submissions_pattern()} (run "
+                 f"`nbgrader collect {options.nbgrader}` or `nbgrader zip_collect {options.nbgrader}` first)")
     _check_paths(tuple(path for path, _ in named), options.nbgrader)
     return course, named, folders
 
 
 def _grade(options: RunOptions, secret: str, out: Path, paths: list[tuple[Path, str]], pool: Any, quiz_line: str,
-           counting: Counting, notes: list[str], on_result: Callable[[GradedSubmission], None]
+           counting: Counting, notes: list[str], on_result: Callable[[GradedSubmission], None], say: _Voice
            ) -> tuple[list[GradedSubmission], list[GradedSubmission], Similarity | None]:
     """Grade what needs grading, each submission's reports written as it comes back (then `on_result`,
     kept results first); (every result, those kept from an earlier run, the pairs alike)."""
-    from tqdm import tqdm
-
     found = plan(paths, out, options.parts, options.force, secret)
     prints = {s.id: fingerprint(s, options.parts, secret) for s in found.todo}
     graded = list(found.kept)
@@ -203,23 +231,22 @@ def _grade(options: RunOptions, secret: str, out: Path, paths: list[tuple[Path, 
         on_result(kept)
     if found.todo:
         pool.warm(len(found.todo))
-        isolation = pool.ready()
-        if options.progress:
-            print(f"isolation: {isolation}", file=sys.stderr, flush=True)
-    if options.progress:
-        print("\n".join([quiz_line, *(f"note: {note}" for note in notes)]), file=sys.stderr, flush=True)
+        say.note(f"isolation: {pool.ready()}")
+    for line in [quiz_line, *(f"note: {note}" for note in notes)]:
+        say.note(line)
     similar = _compared_meanwhile(found.cells, options.similarity)
-    # a bar on a terminal only: in a redirected log it would be a line per update
-    with tqdm(total=len(found.todo), unit="submission",
-              disable=not options.progress or not found.todo or not sys.stderr.isatty()) as bar:
-        for result in pool.grade(found.todo, options.parts):
-            result.counting = counting
-            reports.write_submission(result, out, options.visibility)
-            if result.status is not Status.GRADER_ERROR:
-                write_record(out, result, prints[result.id])
-            graded.append(result)
-            on_result(result)
-            bar.update()
+    progress = options.on_progress if options.progress and found.todo else None
+    if progress is not None:
+        progress(0, len(found.todo))
+    for done, result in enumerate(pool.grade(found.todo, options.parts), 1):
+        result.counting = counting
+        reports.write_submission(result, out, options.visibility)
+        if result.status is not Status.GRADER_ERROR:
+            write_record(out, result, prints[result.id])
+        graded.append(result)
+        on_result(result)
+        if progress is not None:
+            progress(done, len(found.todo))
     return graded, found.kept, similar()
 
 
@@ -304,13 +331,12 @@ def _students(paths: tuple[Path, ...]) -> tuple[list[tuple[Path, str]], list[str
     return found, notes
 
 
-def _with_ids(paths: list[tuple[Path, str]]) -> list[tuple[Path, str]]:
+def _with_ids(paths: list[tuple[Path, str]], say: _Voice) -> list[tuple[Path, str]]:
     """Each path with a safe id of its own (two that would share one get `~2`, `~3`...)."""
     ids = unique_ids([safe_id(name) for _, name in paths])
     for (path, name), sid in zip(paths, ids):
         if sid != safe_id(name):
-            print(f"note: {printable(str(path))} is graded as {printable(sid)} ({printable(safe_id(name))} is taken)",
-                  file=sys.stderr)
+            say(f"note: {printable(str(path))} is graded as {printable(sid)} ({printable(safe_id(name))} is taken)")
     return [(path, sid) for (path, _), sid in zip(paths, ids)]
 
 

@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from . import api, assignment, gradescope
 from .api import Visibility
@@ -211,7 +212,8 @@ def grade_command(args: argparse.Namespace, started: float) -> int:
         out=args.out, paths=tuple(args.paths), nbgrader=args.nbgrader, secret=args.secret, parts=parts,
         jobs=args.jobs, call_seconds=args.timeout, budget_seconds=args.budget,
         visibility=Visibility(args.visibility, tuple(args.visible)), quiz_counts=args.quiz_counts, force=args.force,
-        progress=not args.quiet, similarity=None if args.no_similarity else args.similarity_threshold,
+        progress=not args.quiet, tell=tell_stderr, on_progress=ProgressBar(),
+        similarity=None if args.no_similarity else args.similarity_threshold,
         dask=args.dask, dask_security=dask_security, allow_weak=args.allow_weak_sandbox)
     try:
         outcome = api.grade_class(options)
@@ -224,6 +226,30 @@ def grade_command(args: argparse.Namespace, started: float) -> int:
     if not args.quiet:
         print(api.closing_lines(outcome, args.out.resolve(), started), flush=True)
     return outcome.status
+
+
+def tell_stderr(line: str) -> None:
+    """Where a run's lines go on the command line (RunOptions.tell)."""
+    print(line, file=sys.stderr, flush=True)
+
+
+class ProgressBar:
+    """RunOptions.on_progress on the command line: a bar of the submissions graded, on a terminal only (in a
+    redirected log it would be a line per update)."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not sys.stderr.isatty():
+            return
+        if self._bar is None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, unit="submission")
+        self._bar.update(done - self._bar.n)
+        if done >= total:
+            self._bar.close()
 
 
 def _usage(message: str) -> int:

@@ -150,7 +150,8 @@ def run(root: Path) -> int:
         options = RunOptions(out=out, paths=(root / "submission",), course_root=Path(grading),
                              secret=(source / SECRET_FILE).read_text(encoding="utf-8").strip(),
                              call_seconds=settings.timeout, visibility=Visibility(settings.visibility, tuple(settings.visible)),
-                             quiz_counts=settings.quiz_counts, progress=False)
+                             quiz_counts=settings.quiz_counts, progress=False,
+                             tell=lambda line: print(line, file=sys.stderr))
         try:
             status = run_class(options).status
             print(ONE_UPLOAD)

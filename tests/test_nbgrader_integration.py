@@ -423,7 +423,7 @@ def test_the_writer_replaces_nbgrader_code_on_the_runs_thread_alone(course, grad
         assert api.create_engine is not original  # installed here, on this (the run's) thread
         for student in STUDENTS:
             writer.add(G.read_report(out, student))
-        written, _ = writer.finish()
+        written, _, _ = writer.finish()
     finally:
         api.__class__ = types.ModuleType
     assert written and api.create_engine is original and os.getcwd() == folder

@@ -75,12 +75,13 @@ def run_ours(course: C.Course, jobs: int) -> dict:
     """Our class run in the course root (autograder.api.grade_class, in this process), timed; with its start-up
     and how long the gradebook took."""
     from autograder.api import RunError, RunOptions
+    from autograder.cli import tell_stderr
 
     start = time.perf_counter()
     started = time.monotonic()
     try:
         outcome = C.run_in_course(course, RunOptions(out=course.work / "reports", secret=SECRET, jobs=jobs, force=True,
-                                                     progress=False))
+                                                     progress=False, tell=tell_stderr))
     except RunError as exc:
         return {"wall_s": time.perf_counter() - start, "exit": exc.status, "load_after": load(), "output": str(exc),
                 "startup_s": None, "gradebook_s": None}

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from autograder.assignment import PART_NAMES as PARTS
 from autograder.api import RunError, RunOptions, RunOutcome, closing_lines
+from autograder.cli import ProgressBar, tell_stderr
 from autograder.engine.slots import usable_cpus
 from autograder.reports.items import ITEMS_FILE, OPTIONS_FILE, item_analysis
 
@@ -293,7 +294,8 @@ def grade(course: Course, out: Path, *, jobs: int | None = None, quiet: bool = F
     lines printed unless `quiet`). Raises RunError when it cannot run."""
     started = time.monotonic()
     outcome = run_in_course(course, RunOptions(out=out, secret=SECRET, jobs=jobs or usable_cpus(), call_seconds=timeout,
-                                               force=True, progress=not quiet))
+                                               force=True, progress=not quiet,
+                                               tell=tell_stderr, on_progress=ProgressBar()))
     if not quiet:
         print(closing_lines(outcome, out.resolve(), started), flush=True)
     return outcome

@@ -570,9 +570,9 @@ class GradebookWriter:
             self.update.rejected.update(found.rejected)
             self.update.log += found.log
 
-    def finish(self) -> tuple[bool, str]:
-        """Wait for the last batch; (success, a line for the run's closing summary)."""
-        import sys
+    def finish(self) -> tuple[bool, str, list[str]]:
+        """Wait for the last batch; (success, a line for the run's closing summary, what went wrong, a line each:
+        the run says them)."""
         import time
 
         from ..reports import write_atomically
@@ -583,21 +583,19 @@ class GradebookWriter:
         self._engines.close()
         if self.failure is not None:
             exc = self.failure
-            print(f"gradebook: could not write {self.course.db_url}: {type(exc).__name__}: {exc}", file=sys.stderr)
-            return False, f"Gradebook: NOT written ({type(exc).__name__}: {exc})"
+            return (False, f"Gradebook: NOT written ({type(exc).__name__}: {exc})",
+                    [f"gradebook: could not write {self.course.db_url}: {type(exc).__name__}: {exc}"])
         update = self.update
-        for error in update.errors:
-            print(f"gradebook: {error}", file=sys.stderr)
-        for student, why in sorted(update.rejected.items()):
-            print(f"gradebook: {student}: nbgrader's converter would not read the submitted notebook ({why}); "
-                  "left for manual grading", file=sys.stderr)
+        told = [f"gradebook: {error}" for error in update.errors]
+        told += [f"gradebook: {student}: nbgrader's converter would not read the submitted notebook ({why}); left for "
+                 "manual grading" for student, why in sorted(update.rejected.items())]
         if (update.errors or update.rejected) and update.log:
             write_atomically(self.out / "nbgrader-gradebook.log", update.log)
-            print(f"gradebook: nbgrader's log is in {self.out / 'nbgrader-gradebook.log'}", file=sys.stderr)
+            told.append(f"gradebook: nbgrader's log is in {self.out / 'nbgrader-gradebook.log'}")
         coursedir = self.course.coursedir
         line = (f"Gradebook: {self.course.db_url} ({len(update.written)} submission(s) scored"
                 + (f", {len(update.manual)} left for manual grading: {', '.join(sorted(update.manual))}"
                    if update.manual else "")
                 + f"; autograded notebooks in {Path(coursedir.root) / coursedir.autograded_directory}"
                 + f"; written while grading, {time.perf_counter() - self.started:.1f} s in all)")
-        return not update.errors, line
+        return not update.errors, line, told

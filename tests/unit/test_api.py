@@ -233,3 +233,23 @@ def test_grading_the_corpus_base_alone_and_in_a_class(tmp_path):
     assert {sid: g.total for sid, g in back.submissions.items()} == totals
     assert {row["submission"]: float(row["total"]) for row in back.grades} == totals
     assert json.loads((out / "base" / "results.json").read_text())["score"] == most
+
+
+@pytest.mark.slow  # a class run in sandboxes, masks only
+def test_a_class_run_prints_nothing_and_says_everything_through_tell(tmp_path, capfd):
+    """The library returns what happened; only the command line prints (issue 55). Without a secret the run
+    warns; with `progress` it also says its isolation and the quiz's line, and reports each submission."""
+    base = tmp_path / "base.py"
+    shutil.copy(CORPUS / "base.py", base)
+    told, progress = [], []
+    outcome = api.grade_class(api.RunOptions(out=tmp_path / "reports", paths=(base,), parts=("masks",),
+                                             similarity=None, tell=told.append,
+                                             on_progress=lambda done, total: progress.append((done, total))))
+    printed = capfd.readouterr()
+    assert printed.out == "" and printed.err == ""
+    assert outcome.lines == told and told[0].startswith("warning: no --secret")
+    assert any(line.startswith("isolation: ") for line in told) and any(line.startswith("quiz: ") for line in told)
+    assert progress == [(0, 1), (1, 1)]
+    quiet = api.grade_class(api.RunOptions(out=tmp_path / "again", paths=(base,), parts=("masks",), secret="s",
+                                           similarity=None, progress=False))
+    assert quiet.lines == [] and capfd.readouterr().err == ""
