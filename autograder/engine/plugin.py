@@ -55,7 +55,7 @@ class _Watchdog(Exception):
 
 
 PLUGIN = pytest.StashKey["GradingPlugin"]()
-NOTES = pytest.StashKey[list]()  # an item's `note` lines
+NOTES = pytest.StashKey[list[str]]()  # an item's `note` lines
 ANSWER = pytest.StashKey[tuple[str, str]]()  # a multiple-choice check's (option chosen, right option): `answered`
 
 
@@ -78,7 +78,8 @@ class GradingPlugin:
         read, and even its shortest form walks and filters the whole traceback: each test reports its
         exception's first line instead."""
         for item in items:
-            item.repr_failure = item._repr_failure_py = _exception_line
+            # (the ignore: pytest types these methods as fixed; replacing an item's own is how this is done)
+            item.repr_failure = item._repr_failure_py = _exception_line  # type: ignore[method-assign, assignment]
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         """Run every test that takes `device` on each device present."""
@@ -96,12 +97,12 @@ class GradingPlugin:
         """Let go of the CPU slot while a check that waits on the clock runs."""
         slots = self.current.slots if self.current is not None else None
         waiting = slots is not None and item.get_closest_marker("waits") is not None
-        if waiting:
+        if waiting and slots is not None:
             slots.release()
         try:
             yield
         finally:
-            if waiting:
+            if waiting and slots is not None:
                 slots.acquire()
 
     @pytest.hookimpl(hookwrapper=True)
@@ -133,12 +134,13 @@ class GradingPlugin:
         marker = item.get_closest_marker("check")
         if self.current is None or marker is None or (report.when != "call" and not report.failed):
             return
-        part = item.module.PART
+        part = part_of(item)
         params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
         name = marker.kwargs["name"].format(**params)  # "{question}: ..." names one check per parameter
         result = self.current.results.setdefault((part, name), CheckResult(part, name, float(marker.kwargs["points"])))
         if report.when == "call":
-            result.outputs += item.stash.get(NOTES, [])
+            noted = item.stash.get(NOTES, [])
+            result.outputs += noted
             result.chosen, result.right = item.stash.get(ANSWER, ("", ""))
         if not report.failed:
             return
@@ -160,6 +162,12 @@ class GradingPlugin:
     def _replies(self) -> int:
         student = self.current.student if self.current is not None else None
         return student.replies if student is not None else 0
+
+
+def part_of(item: pytest.Item) -> str:
+    """The part whose grader module `item` was collected from: every item is one of its test functions."""
+    assert isinstance(item, pytest.Function)
+    return item.module.PART
 
 
 def _exception_line(excinfo: pytest.ExceptionInfo, style: str | None = None) -> str:
@@ -195,6 +203,7 @@ class _Fixtures:
         from .served import workload
 
         current = request.config.stash[PLUGIN].current
+        assert current is not None  # as `student` found it
         return lambda name: student.remote(workload(name, current.reference, lambda: student.deadline), values=True)
 
     @pytest.fixture
