@@ -18,9 +18,11 @@ $(STAMP): requirements.lock requirements-dev.lock pyproject.toml
 	touch $(STAMP)
 
 # The fast tier, well under two minutes: ruff over the project's Python (pyproject.toml says what), the
-# documentation site built strictly, then the unit and reference tests on every core.
+# documentation site built strictly, mypy over the package ([tool.mypy] says what), then the unit and
+# reference tests on every core.
 check: venv docs
 	$(VENV)/bin/ruff check --quiet
+	$(PY) -m mypy
 	PYTHONDONTWRITEBYTECODE=1 $(PY) -m pytest -q -n auto -m "not slow" tests/unit tests/reference
 
 # Everything (about 14 minutes): test files run on every core (pytest-xdist), each file in one worker;
@@ -41,4 +43,4 @@ docs: venv
 	$(PY) -m mkdocs build --strict
 
 clean:
-	rm -rf $(VENV) .pytest_cache site
+	rm -rf $(VENV) .pytest_cache .mypy_cache site

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from . import assignment, quiz, releases, reports
 from .pool.batch import LocalPool, fingerprint, plan, write_record
+from .pool.protocol import Pool
 from .model.results import Counting, GradedSubmission, Status, Visibility
 from .model.students import LayoutError, held_by
 from .model.submission import SubmissionError, safe_id, unique_ids
@@ -217,7 +218,7 @@ def _course(options: RunOptions, course_root: Path, given: list[tuple[Path, str]
     return course, named, folders
 
 
-def _grade(options: RunOptions, secret: str, out: Path, paths: list[tuple[Path, str]], pool: Any, quiz_line: str,
+def _grade(options: RunOptions, secret: str, out: Path, paths: list[tuple[Path, str]], pool: Pool, quiz_line: str,
            counting: Counting, notes: list[str], on_result: Callable[[GradedSubmission], None], say: _Voice
            ) -> tuple[list[GradedSubmission], list[GradedSubmission], Similarity | None]:
     """Grade what needs grading, each submission's reports written as it comes back (then `on_result`,
@@ -275,7 +276,7 @@ def _settings(options: RunOptions, secret: str, out: Path, paths: list[tuple[Pat
                           release=dict(releases.current().files) if course_root is not None else {})
 
 
-def _pool(options: RunOptions) -> Any:
+def _pool(options: RunOptions) -> Pool:
     """Where the submissions are graded: worker processes here, or a Dask cluster."""
     if options.dask:
         from .pool.cluster import DaskPool

@@ -124,8 +124,9 @@ def build(out: Path, secret_file: Path, settings: Settings, wheels: Path | None 
 def _wheel(work: Path) -> Path:
     """This package's wheel, built from a copy of the checkout (which gets no build/ or egg-info)."""
     source = work / "source"
+    assert assignment.CHECKOUT_ROOT is not None  # build() said so otherwise
     shutil.copytree(assignment.CHECKOUT_ROOT, source, symlinks=True, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "__pycache__", "build", "*.egg-info", ".demo", ".pytest_cache", "gradebook.db*",
+        ".git", ".venv", "__pycache__", "build", "*.egg-info", ".demo", ".pytest_cache", ".mypy_cache", "gradebook.db*",
         "node_modules", "*.zip"))
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
                            "--quiet", "--wheel-dir", str(work / "wheel"), str(source)], capture_output=True, text=True)
@@ -205,13 +206,13 @@ def _limit_reached(previous: list[dict], limit: int) -> dict:
     """results.json for an upload past the limit: the last graded upload's results stand, its score and its
     tests (each check's feedback) as they were, with a note on top. An upload past the limit before this one
     carried them already: its note is replaced, not repeated."""
-    last = previous[-1].get("results") if type(previous[-1].get("results")) is dict else {}
+    last = found if type(found := previous[-1].get("results")) is dict else {}
     tests = [t for t in last.get("tests", []) if type(t) is dict] if type(last.get("tests")) is list else []
     score = previous[-1].get("score", last.get("score", 0.0))
     used = f"You have used all {limit} submissions allowed for this assignment"
     note = (f"{used}: this upload was not graded, and your last score ({score}) stands"
             + (", with its feedback below." if tests else "."))
-    before = last.get("output") if type(last.get("output")) is str else ""
+    before = found if type(found := last.get("output")) is str else ""
     if before.startswith(used):  # the note of an earlier upload past the limit, on the same results
         before = before.partition("\n\n")[2]
     return {**last, "score": score, "tests": tests, "output": note + ("\n\n" + before if before else ""),

@@ -90,8 +90,9 @@ def split_question(source: str) -> tuple[list[str], list[tuple[str, str]]]:
     ValueError unless the cell ends with exactly the options a to d, in that order."""
     lines = source.rstrip("\n").split("\n")
     options: list[tuple[str, str]] = []
-    while lines and OPTION_LINE.match(lines[-1]):
-        letter, text = OPTION_LINE.match(lines.pop()).groups()
+    while lines and (option := OPTION_LINE.match(lines[-1])):
+        lines.pop()
+        letter, text = option.groups()
         options.insert(0, (letter, text))
     if tuple(letter for letter, _ in options) != OPTIONS:
         raise ValueError(f"a question cell must end with the options {', '.join(OPTIONS)}, one a line "
@@ -354,9 +355,9 @@ def shown_build(shown: object, release: Mapping[str, Question], release_order: M
     except in a notebook of a shuffled course that records no build: without its ids and its record, which
     build it is would be a guess."""
     data = shown if isinstance(shown, dict) else {}
-    record = data.get("record") if isinstance(data.get("record"), dict) else {}
-    questions = data.get("questions") if isinstance(data.get("questions"), dict) else {}
-    numbered = data.get("numbered") if isinstance(data.get("numbered"), dict) else {}
+    record = found if isinstance(found := data.get("record"), dict) else {}
+    questions = found if isinstance(found := data.get("questions"), dict) else {}
+    numbered = found if isinstance(found := data.get("numbered"), dict) else {}
     canonical = release.get(question_id)
     if canonical is None:
         raise ValueError(f"the grader's release has no question {question_id}")
@@ -370,7 +371,7 @@ def shown_build(shown: object, release: Mapping[str, Question], release_order: M
         item = numbered.get(str(canonical.number))
     if not isinstance(item, dict):
         return _unshown(question_id, canonical, texts, claimed, secret, item, course_shuffles)
-    options = item.get("options") if isinstance(item.get("options"), list) else []
+    options = found if isinstance(found := item.get("options"), list) else []
     asked = Question(question_id, canonical.number, str(item.get("text", "")), dict(zip(OPTIONS, map(str, options))))
     if plain(asked.text) != plain(canonical.text):
         return ShownQuestion(None, refused=f"the text of question {canonical.number} is not the course's")

@@ -35,6 +35,7 @@ def byte_size(n: int) -> str:
         value = n / 1024**power
         if value < 1023.5 or unit == "GiB":  # from 1023.5 on, the next unit up (1.0) reads better than 1024
             return (f"{value:.1f}" if value < 9.95 else f"{value:,.0f}") + f" {unit}"
+    raise AssertionError("unreachable: the loop returns at GiB")
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")

@@ -58,7 +58,7 @@ def gradescope(request, venv, tmp_path_factory) -> dict:
     source, submissions, grading = folder / "source", folder / "submissions", folder / "grading"
     if request.param == "source":
         shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", "build",
-                                                                     ".demo", ".pytest_cache"))
+                                                                     ".demo", ".pytest_cache", ".mypy_cache"))
     else:
         source.mkdir()
     (source / "secret.txt").write_text(SECRET)

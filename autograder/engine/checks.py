@@ -73,8 +73,8 @@ def fail(checked: str, expected: str, got: str, hint: "str | Hint | None" = None
     `Diagnosis`) is named instead of `hint`. A hint of NOT_ATTEMPTED (text.py: the check's subject was
     left as released) is no mistake, and no root cause replaces it."""
     lines = [f"Checked: {checked}", f"Expected: {expected}", f"Got: {got}"]
-    if as_hint(hint) and as_hint(hint).text == NOT_ATTEMPTED:
-        lines.append(f"Not attempted yet{' — ' + as_hint(hint).detail if as_hint(hint).detail else ''}")
+    if (given := as_hint(hint)) and given.text == NOT_ATTEMPTED:
+        lines.append(f"Not attempted yet{' — ' + given.detail if given.detail else ''}")
         raise Failure("\n".join(lines), figures, NOT_ATTEMPTED)
     found = as_hint(_root_cause()) or as_hint(hint)
     if found:

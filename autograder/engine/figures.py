@@ -98,8 +98,8 @@ def grid(title: str, expected: Any, got: Any, *, rows: str = "row", cols: str = 
         expected, got, differ = expected[i], got[i], differ[i]
     R, C = expected.shape
     gap = _gap(expected, got, differ)
-    worst = [divmod(k, C) for k in gap.flatten().argsort(descending=True, stable=True)[:ENTRIES_MAX].tolist()
-             if bool(differ.flatten()[k])]
+    worst_cells = [divmod(k, C) for k in gap.flatten().argsort(descending=True, stable=True)[:ENTRIES_MAX].tolist()
+                   if bool(differ.flatten()[k])]
     cell = (lambda t, i, j: int(t[i, j])) if boolean else (lambda t, i, j: number(t[i, j]))
     r0 = _window(R, r, differ.any(dim=1), GRID_MAX)
     c0 = _window(C, c, differ[r0:r0 + GRID_MAX].any(dim=0), GRID_MAX)
@@ -111,7 +111,7 @@ def grid(title: str, expected: Any, got: Any, *, rows: str = "row", cols: str = 
               "expected": values(expected[window]), "got": values(got[window]),
               "differ": runs(differ[window]),
               "differ_total": int(differ.sum()), "total": R * C,
-              "worst": [[i, j, cell(expected, i, j), cell(got, i, j)] for i, j in worst]}
+              "worst": [[i, j, cell(expected, i, j), cell(got, i, j)] for i, j in worst_cells]}
     if lead:
         figure["differ_all"], figure["total_all"] = differ_all, total_all
     if boolean and meaning:

@@ -56,7 +56,7 @@ class _Watchdog(Exception):
 
 
 PLUGIN = pytest.StashKey["GradingPlugin"]()
-NOTES = pytest.StashKey[list]()  # an item's `note` lines
+NOTES = pytest.StashKey[list[str]]()  # an item's `note` lines
 ANSWER = pytest.StashKey[tuple[str, str]]()  # a multiple-choice check's (option chosen, right option): `answered`
 
 
@@ -80,10 +80,11 @@ class GradingPlugin:
         exception's first line instead. `repr_failure` is pytest's to override; `_repr_failure_py`, private,
         only with the version of pytest this was written for (`versions.WRITTEN_FOR`)."""
         private = patches_apply("pytest")
+        # (the ignores: pytest types these methods as fixed; replacing an item's own is how this is done)
         for item in items:
             item.repr_failure = _exception_line  # type: ignore[method-assign]
             if private:
-                item._repr_failure_py = _exception_line  # type: ignore[attr-defined]
+                item._repr_failure_py = _exception_line  # type: ignore[method-assign, assignment]
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
         """Run every test that takes `device` on each device present."""
@@ -101,12 +102,12 @@ class GradingPlugin:
         """Let go of the CPU slot while a check that waits on the clock runs."""
         slots = self.current.slots if self.current is not None else None
         waiting = slots is not None and item.get_closest_marker("waits") is not None
-        if waiting:
+        if waiting and slots is not None:
             slots.release()
         try:
             yield
         finally:
-            if waiting:
+            if waiting and slots is not None:
                 slots.acquire()
 
     @pytest.hookimpl(hookwrapper=True)
@@ -138,12 +139,13 @@ class GradingPlugin:
         marker = item.get_closest_marker("check")
         if self.current is None or marker is None or (report.when != "call" and not report.failed):
             return
-        part = item.module.PART
+        part = part_of(item)
         params = dict(item.callspec.params) if hasattr(item, "callspec") else {}
         name = marker.kwargs["name"].format(**params)  # "{question}: ..." names one check per parameter
         result = self.current.results.setdefault((part, name), CheckResult(part, name, float(marker.kwargs["points"])))
         if report.when == "call":
-            result.outputs += item.stash.get(NOTES, [])
+            noted = item.stash.get(NOTES, [])
+            result.outputs += noted
             result.chosen, result.right = item.stash.get(ANSWER, ("", ""))
         if not report.failed:
             return
@@ -165,6 +167,12 @@ class GradingPlugin:
     def _replies(self) -> int:
         student = self.current.student if self.current is not None else None
         return student.replies if student is not None else 0
+
+
+def part_of(item: pytest.Item) -> str:
+    """The part whose grader module `item` was collected from: every item is one of its test functions."""
+    assert isinstance(item, pytest.Function)
+    return item.module.PART
 
 
 def _exception_line(excinfo: pytest.ExceptionInfo, style: str | None = None) -> str:
@@ -200,6 +208,7 @@ class _Fixtures:
         from .served import workload
 
         current = request.config.stash[PLUGIN].current
+        assert current is not None  # as `student` found it
         return lambda name: student.remote(workload(name, current.reference, lambda: student.deadline), values=True)
 
     @pytest.fixture

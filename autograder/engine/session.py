@@ -24,7 +24,7 @@ from ..isolation.limits import Limits
 from ..isolation.literals import LiteralChannel, literal_values
 from ..isolation.protocol import SandboxBreach
 from ..isolation.proxy import LOADING, Channel, Clock, InProcessChannel, Student
-from .plugin import Current, GradingPlugin
+from .plugin import Current, GradingPlugin, part_of
 from ..model.results import GradedSubmission
 from .served import Reference, served_names
 from ..model import tampering
@@ -82,7 +82,7 @@ class Backend:
     ended after its last part; `open_channel(shared)` a fresh channel for one part, and its closer."""
 
     new_submission: Callable[[], Any]
-    open_channel: Callable[[Any], tuple[Channel, Callable[[], None]]]
+    open_channel: Callable[[Any], tuple[Channel, Callable[[], object]]]
     reference: "Reference"
 
 
@@ -92,7 +92,7 @@ def sandbox_backend(zygote: "ZygoteClient") -> Backend:
     from ..isolation.sandbox import Loads, SandboxChannel
     from .served import ReferenceProcess
 
-    def open_channel(loads: Loads) -> tuple[Channel, Callable[[], None]]:
+    def open_channel(loads: Loads) -> tuple[Channel, Callable[[], object]]:
         channel = SandboxChannel(loads)
         return channel, channel.close
 
@@ -150,7 +150,7 @@ class _Collected:
             return True
         by_part: dict[str, list[pytest.Item]] = {}
         for item in session.items:
-            by_part.setdefault(item.module.PART, []).append(item)
+            by_part.setdefault(part_of(item), []).append(item)
         try:
             self.body(by_part)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller once pytest is done
@@ -243,7 +243,8 @@ class Grader:
                 began = time.monotonic()
                 nextitem = items[index + 1] if index + 1 < len(items) else None
                 item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)  # tears down a part after its last
-                part_seconds[item.module.PART] = part_seconds.get(item.module.PART, 0.0) + time.monotonic() - began
+                part = part_of(item)
+                part_seconds[part] = part_seconds.get(part, 0.0) + time.monotonic() - began
                 if current.fatal is not None:
                     item.session._setupstate.teardown_exact(None)
                     raise current.fatal

@@ -36,9 +36,9 @@ def _cgroup_quota() -> float | None:
                 return None if quota == "max" else int(quota) / int(period)
             if "cpu" in controllers.split(","):
                 base = next(f"/sys/fs/cgroup/{c}" for c in ("cpu,cpuacct", "cpu") if os.path.isdir(f"/sys/fs/cgroup/{c}"))
-                quota = int(open(f"{base}{path}/cpu.cfs_quota_us").read())
-                period = int(open(f"{base}{path}/cpu.cfs_period_us").read())
-                return None if quota <= 0 else quota / period
+                quota_us = int(open(f"{base}{path}/cpu.cfs_quota_us").read())
+                period_us = int(open(f"{base}{path}/cpu.cfs_period_us").read())
+                return None if quota_us <= 0 else quota_us / period_us
     except (OSError, ValueError, StopIteration):
         return None
     return None

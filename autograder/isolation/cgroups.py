@@ -15,6 +15,7 @@ import errno
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from . import identity
 
@@ -31,8 +32,8 @@ def memory_limit() -> int | None:
         for line in open("/proc/self/cgroup").read().splitlines():
             _, controllers, path = line.split(":", 2)
             if controllers == "" and os.path.exists(f"/sys/fs/cgroup{path}/memory.max"):
-                limit = open(f"/sys/fs/cgroup{path}/memory.max").read().strip()
-                return None if limit == "max" else int(limit)
+                value = open(f"/sys/fs/cgroup{path}/memory.max").read().strip()
+                return None if value == "max" else int(value)
             if "memory" in controllers.split(","):
                 limit = int(open(f"/sys/fs/cgroup/memory{path}/memory.limit_in_bytes").read())
                 return None if limit >= 2**60 else limit
@@ -45,7 +46,7 @@ def create(name: str) -> tuple[dict | None, str]:
     """A tree for one zygote's sandboxes as plain data, or (None, why not, in a few words)."""
     own = _own_cgroups()
     if all((ROOT / c / "cgroup.procs").exists() for c in V1_CONTROLLERS):
-        tree = {"version": 1, "folders": {c: str(ROOT / c / own.get(c, "").lstrip("/") / name) for c in V1_CONTROLLERS}}
+        tree: dict[str, Any] = {"version": 1, "folders": {c: str(ROOT / c / own.get(c, "").lstrip("/") / name) for c in V1_CONTROLLERS}}
     elif (ROOT / "cgroup.controllers").exists():
         parent = ROOT / own.get("", "").lstrip("/")
         delegated = set((parent / "cgroup.subtree_control").read_text().split()) if (parent / "cgroup.subtree_control").exists() else set()

@@ -170,9 +170,9 @@ class Deadline:
         now = time.monotonic()
         if self._look is not None and now - self._look.when < QUEUED_LOOK / 2:
             return self._look
-        if self._before is None or self._main_before is None or self.pid is None:
-            return None
-        main, found = schedstat(self.pid), family_cpu(self._root)  # type: ignore[arg-type]
+        if self._before is None or self._main_before is None or self.pid is None or self._root is None:
+            return None  # (a count before implies a root: see __init__)
+        main, found = schedstat(self.pid), family_cpu(self._root)
         if main is None or found is None or not any(key[0] == self.pid for key in found):
             return None
         for key, used in found.items():  # one that ended keeps what it was last seen to use
@@ -193,9 +193,9 @@ class Deadline:
 
     def cpu_used(self) -> float | None:
         """Seconds the process has run on a CPU since the request; None where that is not known."""
-        if self._cpu_before is None:  # no pid, or no count at the request
+        if self._cpu_before is None or self.pid is None:  # no pid, or no count at the request
             return None
-        now = cpu_time(self.pid)  # type: ignore[arg-type]
+        now = cpu_time(self.pid)
         return None if now is None else max(0.0, now - self._cpu_before)
 
     def work_done(self) -> float | None:

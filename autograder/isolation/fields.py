@@ -15,7 +15,7 @@ import binascii
 import dataclasses
 import types
 import typing
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 T = TypeVar("T", bound="JsonFields")
 
@@ -27,8 +27,11 @@ class SettingsError(ValueError):
 class JsonFields:
     """A dataclass mixin: `to_json()` and `from_json(data)`, by field name (see the module's docstring)."""
 
+    if TYPE_CHECKING:  # set by @dataclass on each class that mixes this in (no annotation at run time: see _fields_in)
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
     def to_json(self) -> dict[str, Any]:
-        return {f.name: _out(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return {f.name: _out(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_json(cls: type[T], data: Any) -> T:
@@ -93,7 +96,7 @@ def _in(kind: Any, value: Any, where: str) -> Any:
 
 def _fields_in(cls: type[T], value: Any, where: str) -> T:
     _expect(type(value) is dict, where, "an object", value)
-    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    names = [f.name for f in dataclasses.fields(cls)]
     unknown = sorted(set(value) - set(names))
     missing = [n for n in names if n not in value]
     if unknown or missing:

@@ -208,7 +208,8 @@ class MemoryUse:
             return (f"{NOT_MEASURED}: it started or ended processes during the call (the grader cannot see what an "
                     "ended process held)")
         live = {key: seen for key, seen in after.items() if seen is not None}
-        ran = [key for key, seen in live.items() if key != self._call_key and seen.cpu != self._before[key].cpu]
+        counted = {key: seen for key, seen in self._before.items() if seen is not None}  # live's keys (_same_processes)
+        ran = [key for key, seen in live.items() if key != self._call_key and seen.cpu != counted[key].cpu]
         if ran:
             return (f"{NOT_MEASURED}: {len(ran)} other process{'es' if len(ran) > 1 else ''} of its sandbox ran during "
                     "the call (what a process writes into memory it already holds shows nowhere)")
@@ -228,9 +229,14 @@ class MemoryUse:
 
 def _same_processes(before: dict[Key, _Seen | None], after: dict[Key, _Seen | None]) -> bool:
     """Whether no process started, ended or reaped a child between the two looks."""
-    return set(before) == set(after) and all(
-        (seen is None) == (before[key] is None) and (seen is None or seen.reaped == before[key].reaped)  # type: ignore[union-attr]
-        for key, seen in after.items())
+    return set(before) == set(after) and all(_same_state(before[key], seen) for key, seen in after.items())
+
+
+def _same_state(was: _Seen | None, seen: _Seen | None) -> bool:
+    """Both looks found the process ended (None), or both found it with the same children reaped."""
+    if was is None or seen is None:
+        return was is None and seen is None
+    return seen.reaped == was.reaped
 
 
 PF_EXITING = 0x4  # the kernel's flag of a process on its way out (its memory already given back)

@@ -44,8 +44,11 @@ def serve(sock: socket.socket, config: SandboxConfig, host: confinement.Host, na
     torch.compile = run_as_written  # the code runs as written: see run_as_written
     fraction = config.limits.gpu_memory_fraction
     if fraction > 0:  # set when (if ever) CUDA starts in this sandbox: the zygote never starts it
-        torch.cuda._lazy_call(lambda: [torch.cuda.set_per_process_memory_fraction(fraction, device)
-                                       for device in range(torch.cuda.device_count())])
+        def limit_gpu_memory() -> None:
+            for device in range(torch.cuda.device_count()):
+                torch.cuda.set_per_process_memory_fraction(fraction, device)
+
+        torch.cuda._lazy_call(limit_gpu_memory)
     exposed = config.view.expose
     sys.path[:] = [os.getcwd()] + [p for p in sys.path if p and any(policy.inside(p, e) for e in exposed)]
     sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]

@@ -17,13 +17,17 @@ kernels, network rules and scopes), rather than `landlock` (file system only) or
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .policy import View, around
+
+if TYPE_CHECKING:
+    from landlockpy import Ruleset
 
 try:  # imported by the zygote, before any sandbox gives up the right to read Python's folders
     import landlockpy
 except ImportError:  # the package's own dependency: missing only in a broken install
-    landlockpy = None
+    landlockpy = None  # type: ignore[assignment]  # mypy types a module name as always bound; `abi` checks it
 
 READ_ONLY = ("READ_FILE", "READ_DIR", "EXECUTE")
 DEVICE = ("READ_FILE", "WRITE_FILE", "IOCTL_DEV")
@@ -35,7 +39,7 @@ def abi() -> int:
     return landlockpy.abi_version() if landlockpy is not None else 0
 
 
-def prepare(view: View, scratch: str) -> tuple[object | None, list[str]]:
+def prepare(view: View, scratch: str) -> tuple[Ruleset | None, list[str]]:
     """The allow-list as a ruleset, not yet enforced (its paths are opened now, with the rights this
     process still has), and what it will not hold, in words."""
     version = abi()
@@ -68,7 +72,7 @@ def prepare(view: View, scratch: str) -> tuple[object | None, list[str]]:
     return ruleset, weaknesses
 
 
-def enforce(ruleset: object) -> None:
+def enforce(ruleset: Ruleset) -> None:
     """From now on, this process and all it starts see only what the ruleset allows."""
     ruleset.restrict()
     ruleset.close()

@@ -55,13 +55,15 @@ def _literal(node: ast.expr, budget: list[int]) -> Any:
         if isinstance(item, ast.Constant) and type(item.value) in PLAIN_CONSTANTS:
             into.append(item.value)
         elif isinstance(item, ast.UnaryOp) and isinstance(item.op, (ast.USub, ast.UAdd)) \
-                and isinstance(item.operand, ast.Constant) and type(item.operand.value) in (int, float):
+                and isinstance(item.operand, ast.Constant) and (type(item.operand.value) is int
+                                                                or type(item.operand.value) is float):
             into.append(-item.operand.value if isinstance(item.op, ast.USub) else item.operand.value)
         elif isinstance(item, (ast.List, ast.Tuple, ast.Dict)):
             if isinstance(item, ast.Dict):
                 if not all(isinstance(k, ast.Constant) and type(k.value) is str for k in item.keys):
                     raise _NotPlain
-                elements: list[Any] = _Dict([k.value for k in item.keys])  # type: ignore[union-attr]
+                # every key is a str constant (checked above): the filter and str() only say so to mypy
+                elements: list[Any] = _Dict([str(k.value) for k in item.keys if isinstance(k, ast.Constant)])
                 children = item.values
             else:
                 elements = [] if isinstance(item, ast.List) else _Tuple()
@@ -126,10 +128,10 @@ class LiteralChannel:
     """A part's channel that answers from `values` (see `literal_values`) what they answer exactly, and
     sends anything else to a channel from `open_channel` (a sandbox), loaded first as it would have been."""
 
-    def __init__(self, values: dict[str, Any], open_channel: Callable[[], tuple[Any, Callable[[], None]]]):
+    def __init__(self, values: dict[str, Any], open_channel: Callable[[], tuple[Any, Callable[[], object]]]):
         self.values = values
         self._open_channel = open_channel
-        self._opened: tuple[Any, Callable[[], None]] | None = None
+        self._opened: tuple[Any, Callable[[], object]] | None = None
         self._setup: list[bytes] = []  # the load and serve requests, for a channel opened later
         self.last_work_seconds: float | None = None
         self.last_held: int | str | None = None

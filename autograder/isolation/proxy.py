@@ -14,7 +14,7 @@ import os
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence, cast
 
 from . import protocol, wire
 from .limits import Limits
@@ -108,7 +108,7 @@ class Clock:
 class Student:
     """A submission seen through plain data."""
 
-    def __init__(self, channel: Channel, clock: Clock, close: Callable[[], None] = lambda: None):
+    def __init__(self, channel: Channel, clock: Clock, close: Callable[[], object] = lambda: None):
         self._channel = channel
         self.clock = clock
         self.close = close  # ends the submission's process once its part is graded
@@ -122,7 +122,7 @@ class Student:
         self.forged: list[str] = []  # what its process sent that no honest one sends, in the grader's words
         self.unread = ""  # why none of the submission's code is here (its notebook not found or not read), or ""
 
-    def load(self, cells: list[tuple[str, str]], served: list[tuple[str, str, ServedHandler, list | None]] = ()) -> None:
+    def load(self, cells: list[tuple[str, str]], served: Sequence[tuple[str, str, ServedHandler, list | None]] = ()) -> None:
         """Run the submission's cells, then put in place the names the grader serves: (name, "function"
         or "class", handler, the parameters of the signature it serves or None: see
         catalogue.Served). Keeps the errors the cells raised."""
@@ -154,7 +154,7 @@ class Student:
         warmup_request = wire.encode(protocol.request(protocol.CALL, target, list(warmup[0]), dict(warmup[1])))
         value = self._request(protocol.CALL, target, args, kwargs, measured=True, warmup=warmup_request)
         held = self._channel.last_held
-        return value, held if type(held) in (int, str) else "its memory could not be measured"
+        return value, held if type(held) is int or type(held) is str else "its memory could not be measured"
 
     def get(self, name: str) -> Any:
         """The value of a variable the submission defines (plain data only)."""
@@ -186,7 +186,8 @@ class Student:
         and its records stay out of the submission's reach. With `values`, `handler(method, args,
         kwargs)` gets the call's arguments and its return value is the call's; without, `handler(seen)`
         is told only what the call was given (`Seen`) and the call returns None."""
-        serve = handler if values else _seen_only(handler)
+        # `values` says which kind of handler it is
+        serve = cast(ServedHandler, handler) if values else _seen_only(cast("Callable[[Seen], Any]", handler))
         return self._request(protocol.REMOTE, self._register(serve), (), {}, values=values)
 
     def local(self, kind: str, amount: float, handler: Callable[["Seen"], Any]) -> wire.Handle:
@@ -340,6 +341,8 @@ class Seen:
         """Raises ValueError for anything but a well-formed, bounded description."""
         if type(data) is not dict:
             raise ValueError("a call description that is not a dict")
+        devices: Any  # each field checked below, or ValueError
+        dtypes: Any
         shapes, devices, dtypes, distinct = (data.get(k) for k in ("shapes", "devices", "dtypes", "distinct"))
         if (type(shapes) is not list or len(shapes) > MAX_SEEN_TENSORS
                 or not all(type(s) is list and len(s) <= wire.MAX_TENSOR_RANK

@@ -27,7 +27,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from typing import Callable, Iterable, Protocol
 
 from . import frames, protocol
 from .deadline import Deadline, family, runnable
@@ -117,7 +117,7 @@ class Zygote(ZygoteClient):
 
     def __init__(self, limits: Limits, secrets: Iterable[Path | str] = (), public: dict[str, bytes] | None = None,
                  preload: Iterable[str] = (), allow_weak: bool = False,
-                 forked_by: Callable[[bytes, socket.socket], Any] | None = None):
+                 forked_by: Callable[[bytes, socket.socket], Stoppable] | None = None):
         from . import policy
 
         self.limits = limits
@@ -139,7 +139,7 @@ class Zygote(ZygoteClient):
         ours, theirs = socket.socketpair()
         forked_by, self._forked_by = self._forked_by, None
         try:
-            self.process = forked_by(self.config, theirs) if forked_by is not None else None
+            self.process: Stoppable | None = forked_by(self.config, theirs) if forked_by is not None else None
         except OSError:  # whatever was to fork it is gone
             self.process = None
         if self.process is None:
@@ -148,6 +148,7 @@ class Zygote(ZygoteClient):
                 pass_fds=[theirs.fileno()], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                 env=zygote_environment(), cwd="/",
             )
+            assert self.process.stdin is not None  # stdin=PIPE
             self.process.stdin.write(self.config)
             self.process.stdin.close()
         theirs.close()
@@ -221,6 +222,7 @@ class Zygote(ZygoteClient):
 
     def close(self) -> None:
         super().close()
+        assert self.process is not None  # `_start` set it
         wait_or_kill(self.process, 10)
 
 
@@ -660,7 +662,18 @@ def matplotlib_font_list(preload: Iterable[str]) -> dict[str, bytes]:
     return found
 
 
-def wait_or_kill(process: subprocess.Popen, seconds: float) -> None:
+class Stoppable(Protocol):
+    """A process this one started and may stop: a subprocess.Popen, or one the workers' parent forked
+    (pool.parent.ForkedProcess, or the zygote it is still forking)."""
+
+    def wait(self, timeout: float | None = None) -> object:
+        """Wait for it to end; subprocess.TimeoutExpired after `timeout` seconds."""
+
+    def kill(self) -> None:
+        """End it now."""
+
+
+def wait_or_kill(process: Stoppable, seconds: float) -> None:
     """Give a process that was told to stop (its socket closed) `seconds` to end, then kill it."""
     try:
         process.wait(timeout=seconds)

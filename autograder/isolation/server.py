@@ -187,7 +187,7 @@ class Runtime:
                                "kwargs": dict(kwargs)})
         if type(reply) is dict and reply.get("ok") is True:
             return reply.get("value")
-        error = reply.get("error") if type(reply) is dict and type(reply.get("error")) is dict else {}
+        error = found if type(reply) is dict and type(found := reply.get("error")) is dict else {}
         raise SERVED_EXCEPTIONS.get(str(error.get("type")), RuntimeError)(str(error.get("message", "")))
 
     def _reply(self, fn: Callable, request: dict[str, Any], keep: bool = False, echo_args: bool = False) -> dict[str, Any]:

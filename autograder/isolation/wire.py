@@ -188,7 +188,8 @@ def _as_plain(value: Any) -> Any:
     if isinstance(value, bool):
         return bool(value)
     torch = sys.modules.get("torch")
-    for plain in (int, float, str, tuple, list):
+    plains: tuple[type, ...] = (int, float, str, tuple, list)  # each one's constructor gives its plain value
+    for plain in plains:
         if isinstance(value, plain) and not (torch is not None and isinstance(value, torch.Tensor)):
             return plain(value)
     if type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0 and hasattr(value, "item"):

@@ -28,6 +28,7 @@ import socket
 import struct
 import sys
 import tempfile
+from typing import cast
 
 from . import cgroups, confinement, frames, identity, inside
 from .limits import SandboxConfig
@@ -50,7 +51,7 @@ def run(fd: int, configuration: bytes) -> None:
     # that is normal: the first line of the run says so, and no warning does
     tree, no_cgroup = cgroups.create(cgroups.tree_name())
     weaknesses: list[str] = []
-    mode = confinement.enter_zygote_namespaces(fd, afterwards=lambda: tree and cgroups.remove_tree(tree))
+    mode = confinement.enter_zygote_namespaces(fd, afterwards=lambda: cgroups.remove_tree(tree) if tree else None)
     control = socket.socket(fileno=fd)
     own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if mode else -1
     scratch_root = None if mode else tempfile.mkdtemp(prefix="autograder-")  # no private /tmp: here
@@ -129,7 +130,7 @@ def _serve(control: socket.socket, config: SandboxConfig, host: confinement.Host
     count = 0
     while True:
         for key, _ in lines.select():
-            line = key.fileobj
+            line = cast(socket.socket, key.fileobj)  # every line registered is a socket
             try:
                 message, fds, _, _ = socket.recv_fds(line, 16, 1)
             except OSError:
@@ -165,7 +166,7 @@ def _fork_one(line: socket.socket, fd: int, config: SandboxConfig, host: confine
         return None
     if pid == 0:
         for key in list(lines.get_map().values()):
-            key.fileobj.close()
+            cast(socket.socket, key.fileobj).close()  # every line registered is a socket
         try:
             inside.serve(socket.socket(fileno=fd), config, host, name)
         finally:
@@ -205,7 +206,9 @@ def _probe(config: SandboxConfig, host: confinement.Host, own_pid_ns: int) -> tu
             os.close(read)
             trial = dataclasses.replace(host, drop_root="uid" if host.real_root else "")
             weaknesses = confinement.confine(config, trial, "sandbox-probe", keep_fd=write)
-            readable = confinement.readable_by_others([os.__file__, sys.modules["torch"].__file__])
+            torch_file = sys.modules["torch"].__file__
+            assert torch_file is not None  # torch is a package of files
+            readable = confinement.readable_by_others([os.__file__, torch_file])
             if os.path.exists("/dev/nvidiactl") and not os.access("/dev/nvidiactl", os.R_OK | os.W_OK):
                 weaknesses.append("sandboxes cannot open the GPU (/dev/nvidiactl), so CUDA checks will fail")
             os.write(write, json.dumps({"weaknesses": weaknesses, "readable": readable}).encode())

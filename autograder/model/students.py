@@ -369,7 +369,7 @@ def _disk_lister(root: Path) -> Lister:
 def _listed_folder(folder: Path, at: PurePosixPath) -> list[Entry]:
     """The entries at the top of `folder`, sorted, hidden ones and macOS's left out; more than
     MAX_ENTRIES is refused (a class that big is graded in parts)."""
-    found = []
+    found: list[os.DirEntry[str]] = []
     try:
         with os.scandir(folder) as listing:
             for entry in listing:

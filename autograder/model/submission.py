@@ -35,9 +35,9 @@ import struct
 import time
 import zipfile
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path, PurePath
-from typing import Any, BinaryIO, Callable, Iterable
+from typing import IO, Any, Callable, Iterable
 
 from .. import assignment, quiz, releases
 from . import jupyter
@@ -312,7 +312,7 @@ def _scan(submission: Submission, folder: Path, prefix: str, found: list[File], 
 def _listing(folder: Path, most: int) -> list[os.DirEntry] | str:
     """The entries of `folder`, sorted by name, or why they were not: it could not be listed, or it holds
     more than `most` (what is left of MAX_SCANNED), found before they are all held."""
-    entries = []
+    entries: list[os.DirEntry[str]] = []
     try:
         with os.scandir(folder) as listing:
             for entry in listing:
@@ -343,7 +343,7 @@ def _read_bytes(path: Path, limit: int) -> bytes | str:
         return _read_within(fh, limit, path.suffix == ".ipynb", "grew to more than")
 
 
-def _open_regular(path: Path) -> tuple[BinaryIO, int] | str:
+def _open_regular(path: Path) -> tuple[IO[bytes], int] | str:
     """The regular file at `path`, open for reading, and its size; or why not. Opened without following a
     link and without waiting on a pipe; a pipe, socket or device is refused once open."""
     try:
@@ -361,7 +361,7 @@ def _open_regular(path: Path) -> tuple[BinaryIO, int] | str:
 READ_CHUNK = 2**20  # what is read of a file at a time
 
 
-def _read_within(fh: BinaryIO, limit: int, notebook: bool, over: str) -> bytes | str:
+def _read_within(fh: IO[bytes], limit: int, notebook: bool, over: str) -> bytes | str:
     """At most `limit` bytes of `fh`, read a chunk at a time, or why not (`over`: how a file over `limit`
     is said). A notebook stops at the chunk that takes its JSON over what parsing it may cost (`JsonCost`):
     a small zip can hold a large notebook, and the grader never holds one it would refuse."""
@@ -429,7 +429,7 @@ def _unzip(submission: Submission, path: Path, shown: str, found: list[File]) ->
             break
         mtime = _zip_time(member)
         found.append(File(f"{shown}/{name}", PurePath(name).name, mtime,
-                          lambda limit, m=member: _read_member(book, m, limit)))
+                          partial(_read_member, book, member)))
         submission.newest_file = max(submission.newest_file, mtime)
     if long_names:
         submission.problems.append(f"{printable(shown)}: {len(long_names)} member(s) named with more than "
@@ -470,8 +470,10 @@ def open_zip(path: Path, limit: int = MAX_ZIP_BYTES) -> tuple[zipfile.ZipFile, i
 
 
 # A zip's end, where zipfile looks for its end record: ZIP64's record and locator, the end record, and a comment.
+# (The `type: ignore[attr-defined]`s here and in zip_end_record: zipfile's end-record constants, sizeEndCentDir
+# and the rest, are module globals that typeshed's zipfile stubs leave out.)
 END_COMMENT = 1 << 16
-END_RECORD_TAIL = zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator + zipfile.sizeEndCentDir + END_COMMENT
+END_RECORD_TAIL = zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator + zipfile.sizeEndCentDir + END_COMMENT  # type: ignore[attr-defined]
 
 
 def _zip_directory_refused(tail: bytes) -> str | None:
@@ -492,22 +494,22 @@ def zip_end_record(tail: bytes) -> tuple[int, int] | None:
     """(members, central directory bytes) as the end record in a zip's last bytes `tail` states them, found as
     zipfile finds it (the last 22 bytes, else the last signature before a comment), ZIP64's record where its
     locator precedes it; None without one. Nothing past the end record is parsed: zipfile lists the rest."""
-    size = zipfile.sizeEndCentDir
-    if len(tail) >= size and tail[-size:-size + 4] == zipfile.stringEndArchive and tail[-2:] == b"\0\0":
+    size = zipfile.sizeEndCentDir  # type: ignore[attr-defined]
+    if len(tail) >= size and tail[-size:-size + 4] == zipfile.stringEndArchive and tail[-2:] == b"\0\0":  # type: ignore[attr-defined]
         at = len(tail) - size
     else:
         searched = max(0, len(tail) - size - END_COMMENT)
-        at = tail.rfind(zipfile.stringEndArchive, searched)
+        at = tail.rfind(zipfile.stringEndArchive, searched)  # type: ignore[attr-defined]
         if at < 0 or len(tail) - at < size:
             return None
-    fields = struct.unpack(zipfile.structEndArchive, tail[at:at + size])
+    fields = struct.unpack(zipfile.structEndArchive, tail[at:at + size])  # type: ignore[attr-defined]
     members, directory = fields[4], fields[5]  # the entries in all, the directory's size
-    locator = tail[max(0, at - zipfile.sizeEndCentDir64Locator):at]
-    record = tail[max(0, at - zipfile.sizeEndCentDir64Locator - zipfile.sizeEndCentDir64):
-                  at - zipfile.sizeEndCentDir64Locator]
-    if (len(locator) == zipfile.sizeEndCentDir64Locator and locator[:4] == zipfile.stringEndArchive64Locator
-            and len(record) == zipfile.sizeEndCentDir64 and record[:4] == zipfile.stringEndArchive64):
-        zip64 = struct.unpack(zipfile.structEndArchive64, record)
+    locator = tail[max(0, at - zipfile.sizeEndCentDir64Locator):at]  # type: ignore[attr-defined]
+    record = tail[max(0, at - zipfile.sizeEndCentDir64Locator - zipfile.sizeEndCentDir64):  # type: ignore[attr-defined]
+                  at - zipfile.sizeEndCentDir64Locator]  # type: ignore[attr-defined]
+    if (len(locator) == zipfile.sizeEndCentDir64Locator and locator[:4] == zipfile.stringEndArchive64Locator  # type: ignore[attr-defined]
+            and len(record) == zipfile.sizeEndCentDir64 and record[:4] == zipfile.stringEndArchive64):  # type: ignore[attr-defined]
+        zip64 = struct.unpack(zipfile.structEndArchive64, record)  # type: ignore[attr-defined]
         members, directory = zip64[7], zip64[8]
     return members, directory
 
@@ -560,10 +562,11 @@ def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) ->
         if cell.code and cell.source is None:
             submission.problems.append(f"{printable(shown)}: cell {cell.number}'s source is not text, {REFUSED}")
         elif cell.answer and cell.grade_id in answers:
+            assert cell.source is not None  # an answer cell is a code cell: one without text was refused above
             cells.append(_Cell(f"{name}.ipynb, cell {cell.grade_id}", cell.source, cell.number, cell.grade_id))
         elif cell.answer:
             submission.problems.append(f"{printable(shown)}: cell {cell.number} is marked as an answer cell "
-                                       f"{printable(cell.grade_id)}, which the assignment does not have; it does not run")
+                                       f"{printable(str(cell.grade_id))}, which the assignment does not have; it does not run")
         elif cell.code and cell.grade_id is None and cell.source:
             cells.append(_Cell(f"{name}.ipynb, your cell {cell.number}", cell.source, cell.number, None))
     if not _charge(submission, "".join(c.code for c in cells), shown):  # before anything parses it
@@ -948,7 +951,7 @@ def _reads(statements: list[ast.stmt]) -> list[str]:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)]
 
 
-def _assigned(statement: ast.stmt) -> list[str]:
+def _assigned(statement: ast.Assign | ast.AnnAssign | ast.AugAssign) -> list[str]:
     targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
     return [node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)]
 

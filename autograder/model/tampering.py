@@ -91,7 +91,8 @@ class Tampering:
     def from_json(cls, data: object) -> "Tampering":
         if type(data) is not dict:
             return cls()
-        counts = data.get("counts") if type(data.get("counts")) is dict else {}
+        counts = data.get("counts")
+        counts = counts if type(counts) is dict else {}
         return cls({k: int(v) for k, v in counts.items() if k in KINDS and type(v) is int and v > 0},
                    [str(e)[:300] for e in data.get("examples", [])][:MAX_EXAMPLES] if type(data.get("examples")) is list else [])
 
@@ -213,7 +214,9 @@ class _Scanner:
                 self._add(PATCHES, node, f"{last}({owner}, ...)")
         if last in IMPORTERS and any(a.split(".")[0] in SECRET_MODULES for a in arguments):
             module = next(a for a in arguments if a.split(".")[0] in SECRET_MODULES)
-            self._add(IMPORTS, node, f"{last}() of {MODULE_NAME.match(module).group()}")
+            named = MODULE_NAME.match(module)
+            assert named is not None  # `module` starts with one of SECRET_MODULES, a name MODULE_NAME matches
+            self._add(IMPORTS, node, f"{last}() of {named.group()}")
         if last in RUNNERS and isinstance(function, ast.Name) and node.args and not isinstance(node.args[0], ast.Constant):
             self._add(HIDDEN_CODE, node, f"{last}() of a string built at run time")
         if name.startswith("os.") and last in PROCESS_CALLS or name.startswith(("signal.", "subprocess.", "ctypes.")):

@@ -80,7 +80,8 @@ def _without_iri_grammars() -> None:
     imported, and jsonschema goes without those two formats (as it does when it is not installed); only
     with the jsonschema this was written for (`versions.WRITTEN_FOR`)."""
     if "jsonschema" not in sys.modules and patches_apply("jsonschema"):
-        sys.modules.setdefault("rfc3987_syntax", None)
+        sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # typeshed: modules only; None is
+        # the import system's documented "not importable" mark
 
 
 def open_course(assignment: str, root: Path | None = None) -> NbgraderCourse:

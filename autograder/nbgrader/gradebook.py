@@ -67,7 +67,7 @@ def figure_outputs(part: str, checks: list) -> list:
     alone, so these change no score."""
     from nbformat.v4 import new_output
 
-    outputs = []
+    outputs: list = []
     for check in checks:
         for figure in check.figures if not check.passed else []:
             svg = figure_svg(figure, heading=f"{part}/{check.name}")
@@ -555,12 +555,12 @@ class GradebookWriter:
                 except queue.Empty:
                     break
             done = None in batch
-            batch = [g for g in batch if g is not None]
-            if not batch or self.failure is not None:
+            graded = [g for g in batch if g is not None]
+            if not graded or self.failure is not None:
                 continue
             try:
-                found = record(self.course, self.out, [self.students[g.id] for g in batch],
-                               ungraded={self.students[g.id] for g in batch if g.status is Status.GRADER_ERROR},
+                found = record(self.course, self.out, [self.students[g.id] for g in graded],
+                               ungraded={self.students[g.id] for g in graded if g.status is Status.GRADER_ERROR},
                                folders=self.folders, engines=self._engines)
             except Exception as exc:  # noqa: BLE001 - the reports stand; the run says why the gradebook does not
                 self.failure = exc

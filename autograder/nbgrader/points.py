@@ -53,9 +53,9 @@ def shown_points(nb: Any, notebook: str) -> dict[str, list[tuple[str, float]]]:
             found.setdefault(part, []).append((f"grade cell {grade_id}", float(meta.get("points", 0))))
         elif cell.get("cell_type") == "markdown":
             for match in TABLE_ROW.finditer(_source(cell)):
-                part = numbered.get(int(match.group(2)))
-                if part is not None:
-                    found.setdefault(part, []).append((f"the table's row {match.group(2)}", float(match.group(3))))
+                row_part = numbered.get(int(match.group(2)))
+                if row_part is not None:
+                    found.setdefault(row_part, []).append((f"the table's row {match.group(2)}", float(match.group(3))))
     return found
 
 

@@ -224,7 +224,8 @@ def _literal(text: str) -> str:
 def _string_entry(key: str, text: str, width: int = 100) -> list[str]:
     """`"key": "text",` over as many lines as it takes, as implicitly concatenated literals."""
     first, rest = f'        "{key}": ', "            "
-    chunks, current = [], ""
+    chunks: list[str] = []
+    current = ""
     for word in text.split(" "):
         candidate = f"{current} {word}" if current else word
         limit = width - len(first if not chunks else rest) - 4

@@ -20,7 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from .. import assignment, releases
 from ..isolation.cgroups import memory_limit
@@ -33,6 +33,9 @@ from ..engine.slots import CpuSlots
 from ..model.submission import REFUSED, Submission, SubmissionError, read_submission
 from ..model.tampering import Tampering
 from .worker import WorkerError, WorkerFault, WorkerProcess, WorkerSettings, start_zygote
+
+if TYPE_CHECKING:
+    from ..isolation.sandbox import Zygote
 
 MIN_SANDBOX_MEMORY_BYTES = 64 * 2**20  # beyond what torch maps: base.py passes every part with 32 MiB
 
@@ -151,7 +154,7 @@ class LocalPool:
         self.weaknesses: set[str] = set()
         self.isolation = ""  # what confines each sandbox here, once the zygote has said
         self.ready_at: float | None = None  # when the first submission went to a worker (time.monotonic)
-        self._zygote = None
+        self._zygote: Zygote | None = None
         self._parent: WorkersParent | None = None
         self._warming: list[Future] = []  # workers started before the zygote was ready (`warm`)
 
@@ -166,11 +169,12 @@ class LocalPool:
         if self._zygote is not None:
             raise RuntimeError("the pool was started already")
         self.begin()
+        assert self._parent is not None  # begin() made it
         self.settings = dataclasses.replace(settings, cpu_slots=tuple(CpuSlots.create(self.jobs)),
                                             limits=fitted_limits(settings.limits, self.workers, memory_limit()))
         self._zygote = start_zygote(self.settings, forked_by=self._parent.fork_zygote)
 
-    def _started_zygote(self):
+    def _started_zygote(self) -> Zygote:
         if self._zygote is None:
             raise RuntimeError("the pool was not started (LocalPool.start)")
         return self._zygote
@@ -187,7 +191,9 @@ class LocalPool:
     def _new_worker(self) -> WorkerProcess:
         """A worker that said it can grade. Raises WorkerError (fatal: then none can) or, when the workers'
         parent is gone, OSError, RuntimeError or EOFError."""
-        worker = WorkerProcess.local(self.settings, self._started_zygote(), self._parent)
+        zygote = self._started_zygote()  # raises unless `start` gave the pool its settings
+        assert self.settings is not None
+        worker = WorkerProcess.local(self.settings, zygote, self._parent)
         try:
             self.weaknesses.update(worker.ready())
         except WorkerError as exc:

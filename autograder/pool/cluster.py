@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 from distributed import WorkerPlugin
 
@@ -71,7 +71,8 @@ def grade_task(submission: dict, parts: list[str]) -> dict:
     """Runs on a Dask worker: grade one submission with the worker's grading process."""
     from distributed import get_worker
 
-    return get_worker().plugins[PLUGIN_NAME].grade(submission, parts)
+    plugin = cast(GradingPlugin, get_worker().plugins[PLUGIN_NAME])  # the one `DaskPool.connect` registered by name
+    return plugin.grade(submission, parts)
 
 
 def versions() -> dict[str, str]:
@@ -80,7 +81,7 @@ def versions() -> dict[str, str]:
 
     import torch
 
-    found = {"torch": torch.__version__}
+    found: dict[str, str] = {"torch": torch.__version__}  # a TorchVersion: a str that compares as a version
     for package in ("attention-exercises", "numpy", "pytest", "distributed"):
         found[package] = version(package)
     return found
@@ -137,6 +138,7 @@ class DaskPool:
         if differ:
             raise WorkerError("workers run other versions than this client: " + "; ".join(differ),
                               WorkerFault.CANNOT_START)
+        assert self.settings is not None, "the pool was not started (DaskPool.start)"
         self.client.register_plugin(GradingPlugin(self.settings), name=PLUGIN_NAME)
         for found in self.client.run(_weaknesses).values():
             self.weaknesses.update(found)

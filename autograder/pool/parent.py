@@ -90,7 +90,7 @@ class WorkersParent:
         self._zygote_unread = False  # asked for, its answer not read yet
         self._zygote: ForkedProcess | None = None
 
-    def fork_zygote(self, configuration: bytes, line: socket.socket) -> Any:
+    def fork_zygote(self, configuration: bytes, line: socket.socket) -> _Pending:
         """The run's zygote, forked once the parent has imported torch; `line` is its control socket.
         Returns at once: the process is read from the answer when first needed."""
         from ..isolation import frames

@@ -23,12 +23,15 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .. import assignment, releases
 from ..isolation import frames
 from ..isolation.fields import JsonFields, SettingsError
 from ..isolation.limits import Limits
+
+if TYPE_CHECKING:
+    from ..isolation.sandbox import Stoppable, Zygote, ZygoteClient
 
 SECRET_VARIABLE = "AUTOGRADER_SECRET"
 ALLOCATOR_SETTINGS = ("MALLOC_", "GLIBC_TUNABLES")  # glibc's, from the environment: a standalone worker runs without them
@@ -79,7 +82,7 @@ class WorkerError(RuntimeError):
         return WorkerError, (str(self), self.kind)  # as it crosses from a Dask worker to the client
 
 
-def start_zygote(settings: WorkerSettings, forked_by: Any = None):
+def start_zygote(settings: WorkerSettings, forked_by: Callable[[bytes, socket.socket], Stoppable] | None = None) -> Zygote:
     """The zygote for a run's sandboxes; it starts importing at once (see `Zygote.wait_ready`), or is
     forked by `forked_by` (`WorkersParent.fork_zygote`)."""
     from ..isolation.sandbox import Zygote
@@ -94,7 +97,7 @@ def use_release(settings: WorkerSettings) -> None:
     releases.use(releases.Release(settings.release, "the run's release") if settings.release else None)
 
 
-def serve(sock: socket.socket, settings: WorkerSettings, zygote: Any, grade_all: Callable[..., None]) -> None:
+def serve(sock: socket.socket, settings: WorkerSettings, zygote: ZygoteClient, grade_all: Callable[..., None]) -> None:
     """The worker's loop: jobs until the run closes the socket, graded by `grade_all` (`session.grade_all`,
     or `session.grading_in` in a session already collected)."""
     from ..isolation.protocol import SandboxBreach
@@ -168,7 +171,7 @@ class WorkerProcess:
             socket.send_fds(self.sock, [b"S"], list(settings.cpu_slots[start:start + FDS_PER_MESSAGE]))
 
     @classmethod
-    def local(cls, settings: WorkerSettings, zygote: Any, parent: Any) -> "WorkerProcess":
+    def local(cls, settings: WorkerSettings, zygote: Zygote, parent: Any) -> "WorkerProcess":
         """A worker forked by `parent` (`pool.parent.WorkersParent`), sharing `zygote`; raises
         RuntimeError or OSError when the parent is gone."""
         ours, theirs = socket.socketpair()

@@ -148,7 +148,8 @@ def _ramp(stops: list[tuple[int, int, int]], n: int) -> list[tuple[int, int, int
         t = i / (n - 1) * (len(stops) - 1)
         k = min(int(t), len(stops) - 2)
         f = t - k
-        out.append(tuple(round(a + (b - a) * f) for a, b in zip(stops[k], stops[k + 1])))
+        red, green, blue = (round(a + (b - a) * f) for a, b in zip(stops[k], stops[k + 1]))
+        out.append((red, green, blue))
     return out
 
 

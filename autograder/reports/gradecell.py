@@ -4,12 +4,14 @@ gradebook's autograded notebooks and printed by grade cells under `nbgrader auto
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from ..model.results import CheckResult
 from ..text import points
 from .feedback import part_mistakes, part_state
 
 
-def grade_cell_text(part: str, checks: list[CheckResult], problems: list[str] = (), counted: bool = True) -> str:
+def grade_cell_text(part: str, checks: list[CheckResult], problems: Sequence[str] = (), counted: bool = True) -> str:
     """`counted` False: the part is reported apart, left out of the total (its grade cell is worth 0 points)."""
     lines = [f"Note: {p}" for p in problems]
     earned = sum(c.score for c in checks)

@@ -30,7 +30,7 @@ import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Literal, Sequence, overload
 
 from .. import assignment
 from ..model.results import Status
@@ -422,6 +422,10 @@ def _row(path: Path, line: int, header: list[str], cells: list[str]) -> dict[str
     return dict(zip(header, cells + [""] * (len(header) - len(cells))))
 
 
+@overload
+def _number(path: Path, line: int, column: str, text: str, *, empty_ok: Literal[False] = False) -> float: ...
+@overload
+def _number(path: Path, line: int, column: str, text: str, *, empty_ok: bool) -> float | None: ...
 def _number(path: Path, line: int, column: str, text: str, *, empty_ok: bool = False) -> float | None:
     text = text.strip()
     if not text and empty_ok:

@@ -560,13 +560,13 @@ def _matches(docs: list[list], noise: int) -> tuple["np.ndarray", "np.ndarray"]:
     budget = max(1, 2**22 // n)  # positions per block: blocks of at most 4M cells (16 MiB of int32)
     i = 0
     while i < n:
-        docs, width = [i], len(columns[i][0])
-        while docs[-1] + 1 < n and width + len(columns[docs[-1] + 1][0]) <= budget:
-            docs.append(docs[-1] + 1)
-            width += len(columns[docs[-1]][0])
-        i = docs[-1] + 1
+        block, width = [i], len(columns[i][0])
+        while block[-1] + 1 < n and width + len(columns[block[-1] + 1][0]) <= budget:
+            block.append(block[-1] + 1)
+            width += len(columns[block[-1]][0])
+        i = block[-1] + 1
         offset, pos_parts, col_parts, starts = 0, [], [], []
-        for d in docs:
+        for d in block:
             pos, col = columns[d]
             starts.append(sum(len(p) for p in pos_parts))
             pos_parts.append(pos + offset)
@@ -583,7 +583,7 @@ def _matches(docs: list[list], noise: int) -> tuple["np.ndarray", "np.ndarray"]:
         covered = np.where(hit, np.minimum(noise, following - pos), 0)
         nonempty = [s for s, p in zip(starts, pos_parts) if len(p)]
         sums = np.add.reduceat(covered, nonempty, axis=1)  # (j, document)
-        for column, d in enumerate(d for d, p in zip(docs, pos_parts) if len(p)):
+        for column, d in enumerate(d for d, p in zip(block, pos_parts) if len(p)):
             matched[d] = sums[:, column]
     np.fill_diagonal(matched, 0)
     return matched, coverage
@@ -678,7 +678,7 @@ def _side(sid: str, part: str, text: str, spans: list[tuple[int, int]], fraction
 def highlighted(text: str, spans: list[tuple[int, int]], context: int = SHOWN_LINES) -> str:
     """`text`, escaped, its spans in <mark>, lines further than `context` from any span elided."""
     spans = sorted((max(0, a), min(len(text), b)) for a, b in spans if b > a)
-    keep = set()
+    keep: set[int] = set()
     line_of = [0] + [k + 1 for k, ch in enumerate(text) if ch == "\n"]  # where each line starts
     for a, b in spans:
         first, last = bisect.bisect_right(line_of, a) - 1, bisect.bisect_right(line_of, max(a, b - 1)) - 1

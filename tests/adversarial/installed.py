@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-_IGNORED = shutil.ignore_patterns(".git", ".venv", "__pycache__", "build", "*.egg-info", ".demo", ".pytest_cache",
+_IGNORED = shutil.ignore_patterns(".git", ".venv", "__pycache__", "build", "*.egg-info", ".demo", ".pytest_cache", ".mypy_cache",
                                   "gradebook.db*", "demo-out")
 
 
