@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import identity
+from .weakness import Gap, Weakness
 
 ROOT = Path("/sys/fs/cgroup")
 V1_CONTROLLERS = ("cpu", "pids", "memory")
@@ -82,7 +83,7 @@ def _weigh_as_cores(tree: dict) -> None:
         pass  # the default weight: slower under load, never wrong (deadlines count the waiting they see)
 
 
-def join(tree: dict, name: str, processes: int, memory_bytes: int) -> list[str]:
+def join(tree: dict, name: str, processes: int, memory_bytes: int) -> list[Weakness]:
     """Move this process into a new cgroup `name` of `tree`, with its limits; what did not hold."""
     try:
         for controller, folder in tree["folders"].items():
@@ -92,7 +93,7 @@ def join(tree: dict, name: str, processes: int, memory_bytes: int) -> list[str]:
                 (path / file).write_text(value)
             (path / "cgroup.procs").write_text("0")  # this process, and its children from now on
     except OSError as exc:
-        return [f"no CPU share for this sandbox ({exc.strerror})"]
+        return [Weakness(Gap.LIMITS, f"no CPU share for this sandbox ({exc.strerror})")]
     return []
 
 

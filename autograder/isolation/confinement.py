@@ -31,6 +31,7 @@ from typing import Callable
 from . import cgroups, identity, landlock, seccomp
 from .limits import SandboxConfig
 from .policy import View
+from .weakness import Gap, Weakness
 
 SCRATCH = "/tmp/submission"
 CGROUP_HEADROOM_BYTES = 2**30  # page tables, page cache and the allocator's slack beyond the memory limit
@@ -180,12 +181,12 @@ class Host:
     drop_root: str = ""
 
 
-def confine(config: SandboxConfig, host: Host, name: str, keep_fd: int) -> list[str]:
+def confine(config: SandboxConfig, host: Host, name: str, keep_fd: int) -> list[Weakness]:
     """Everything a sandbox (its cgroup `name`) does to itself before it runs a line of the submission;
     returns what did not hold. Afterwards the working folder is the sandbox's scratch folder."""
     limits, view = config.limits, config.view
     processes = limits.processes
-    weaknesses: list[str] = []
+    weaknesses: list[Weakness] = []
     os.setsid()
     host_pid = int(os.readlink("/proc/self"))  # before /proc is replaced: unique in the zygote's first PID namespace
     if host.cgroups is not None:
@@ -220,8 +221,8 @@ def confine(config: SandboxConfig, host: Host, name: str, keep_fd: int) -> list[
     if view.gpu:  # CUDA reserves address space for all of the GPU's memory and more as it starts: under a cap
         address_space = resource.RLIM_INFINITY  # it cannot start; the cgroup bounds memory instead
         if host.cgroups is None:
-            weaknesses.append("no memory limit: CUDA cannot start under an address-space limit, and there is no "
-                              "cgroup")
+            weaknesses.append(Weakness(Gap.LIMITS, "no memory limit: CUDA cannot start under an address-space limit, "
+                                                   "and there is no cgroup"))
     for limit, value in ((resource.RLIMIT_CPU, limits.cpu_seconds), (resource.RLIMIT_AS, address_space),
                          (resource.RLIMIT_FSIZE, limits.file_bytes), (resource.RLIMIT_NPROC, processes),
                          (resource.RLIMIT_CORE, 0)):
@@ -242,14 +243,14 @@ def confine(config: SandboxConfig, host: Host, name: str, keep_fd: int) -> list[
     if ruleset is not None:
         landlock.enforce(ruleset)
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        weaknesses.append("no no_new_privs")
+        weaknesses.append(Weakness(Gap.FILTER, "no no_new_privs"))
     if _libc.prctl(seccomp.PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0:  # a page fault maps one page (isolation.held)
-        weaknesses.append("transparent huge pages left on")
+        weaknesses.append(Weakness(Gap.LIMITS, "transparent huge pages left on"))
     weaknesses += seccomp.install(shared_files=view.gpu)
     return weaknesses
 
 
-def _own_uid(uid: int, scratch: str, keep_file_access: bool) -> list[str]:
+def _own_uid(uid: int, scratch: str, keep_file_access: bool) -> list[Weakness]:
     """Leave root for `uid` (every capability goes with it). With `keep_file_access`, files are still
     opened as uid 0 would open them without capabilities (the file-system uid), so a Python installed
     in root's private home stays readable: Landlock, not the file modes, decides what may be opened."""
@@ -269,23 +270,23 @@ def _own_uid(uid: int, scratch: str, keep_file_access: bool) -> list[str]:
             if _libc.setfsuid(-1) != 0:  # what it is now (a failing call reports the current value)
                 os._exit(70)
     except OSError:  # root of a container's user namespace, where that uid does not exist
-        return ["sandboxes cannot take a uid of their own, so they run as root without capabilities"]
+        return [Weakness(Gap.UID, "sandboxes cannot take a uid of their own, so they run as root without capabilities")]
     return []
 
 
-def _private_namespaces() -> list[str]:
+def _private_namespaces() -> list[Weakness]:
     """New mount, network and IPC namespaces; what could not be had."""
     if _libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET) == 0:
         return []
     if _libc.unshare(CLONE_NEWNS) == 0:
-        return ["no network namespace (submissions can reach the network and each other)"]
-    return ["no mount namespace (submissions can read the graders and write your files)"]
+        return [Weakness(Gap.NAMESPACES, "no network namespace (submissions can reach the network and each other)")]
+    return [Weakness(Gap.NAMESPACES, "no mount namespace (submissions can read the graders and write your files)")]
 
 
-def _private_filesystem(view: View, scratch_bytes: int) -> list[str]:
+def _private_filesystem(view: View, scratch_bytes: int) -> list[Weakness]:
     """An empty root holding only the view, read-only, with a private /proc, /dev and /tmp."""
     if not _mount(None, "/", None, MS_REC | MS_PRIVATE):  # else every mount below would reach the grader's system
-        return ["no private mounts (submissions can read the graders and write your files)"]
+        return [Weakness(Gap.NAMESPACES, "no private mounts (submissions can read the graders and write your files)")]
     # what each path is, and a handle on it, before anything is covered (a venv may live under /tmp)
     links = {p: os.readlink(p) for p in view.expose if os.path.islink(p)}
     sources = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in (*view.expose, *view.devices, os.devnull)
@@ -297,10 +298,10 @@ def _private_filesystem(view: View, scratch_bytes: int) -> list[str]:
             os.close(fd)
 
 
-def _assemble_root(view: View, sources: dict[str, int], links: dict[str, str], scratch_bytes: int) -> list[str]:
+def _assemble_root(view: View, sources: dict[str, int], links: dict[str, str], scratch_bytes: int) -> list[Weakness]:
     root = NEW_ROOT
     if not _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755"):
-        return ["no private file system (submissions can read the graders and write your files)"]
+        return [Weakness(Gap.NAMESPACES, "no private file system (submissions can read the graders and write your files)")]
     # the private /tmp first, so what is exposed inside it (a checkout or venv under /tmp) is bound on top
     os.makedirs(f"{root}/tmp", mode=0o755, exist_ok=True)
     ok = _mount("tmpfs", f"{root}/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={scratch_bytes},mode=1777")
@@ -325,14 +326,14 @@ def _assemble_root(view: View, sources: dict[str, int], links: dict[str, str], s
     for folder in ("proc", "dev/shm", "var"):
         os.makedirs(f"{root}/{folder}", mode=0o755, exist_ok=True)
     os.symlink("/tmp", f"{root}/var/tmp")
-    weaknesses = [] if ok else ["a part of the file system could not be set up as planned"]
+    weaknesses = [] if ok else [Weakness(Gap.VIEW, "a part of the file system could not be set up as planned")]
     # while the old /proc is still visible: a user namespace may mount a new one only then
     if os.getpid() != 1 or not _mount("proc", f"{root}/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC):
-        weaknesses.append("no private /proc (submissions can read other processes' command lines)")
+        weaknesses.append(Weakness(Gap.VIEW, "no private /proc (submissions can read other processes' command lines)"))
     os.makedirs(f"{root}/.old", exist_ok=True)
     arch = SYSCALLS.get(os.uname().machine)
     if arch is None or _libc.syscall(arch["pivot_root"], root.encode(), f"{root}/.old".encode()) != 0:
-        return ["no private file system (pivot_root failed: submissions can read the graders)"]
+        return [Weakness(Gap.NAMESPACES, "no private file system (pivot_root failed: submissions can read the graders)")]
     os.chdir("/")
     _libc.umount2(b"/.old", MNT_DETACH)
     os.rmdir("/.old")
@@ -343,9 +344,9 @@ def _assemble_root(view: View, sources: dict[str, int], links: dict[str, str], s
             # /tmp alone writable again: what is bound inside it stays read-only
             or _libc.syscall(arch["mount_setattr"], AT_FDCWD, b"/tmp", 0, ctypes.byref(writable),
                              ctypes.sizeof(writable)) != 0):
-        weaknesses.append("no read-only file system (submissions can write what they see)")
+        weaknesses.append(Weakness(Gap.VIEW, "no read-only file system (submissions can write what they see)"))
     if not _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={scratch_bytes},mode=1777"):
-        weaknesses.append("no private /dev/shm")
+        weaknesses.append(Weakness(Gap.VIEW, "no private /dev/shm"))
     return weaknesses
 
 

@@ -20,6 +20,7 @@ import os
 from typing import TYPE_CHECKING
 
 from .policy import View, around
+from .weakness import Gap, Weakness
 
 if TYPE_CHECKING:
     from landlockpy import Ruleset
@@ -39,12 +40,13 @@ def abi() -> int:
     return landlockpy.abi_version() if landlockpy is not None else 0
 
 
-def prepare(view: View, scratch: str) -> tuple[Ruleset | None, list[str]]:
+def prepare(view: View, scratch: str) -> tuple[Ruleset | None, list[Weakness]]:
     """The allow-list as a ruleset, not yet enforced (its paths are opened now, with the rights this
     process still has), and what it will not hold, in words."""
     version = abi()
     if version < 1:
-        return None, ["no Landlock (kernel older than 5.13, or disabled): submissions can read the graders"]
+        return None, [Weakness(Gap.NO_LANDLOCK, "no Landlock (kernel older than 5.13, or disabled): submissions can read the "
+                                                "graders")]
     from landlockpy import AccessFS, AccessNet, Ruleset, Scope  # already imported: nothing is read
 
     def rights(names: tuple[str, ...]) -> AccessFS:
@@ -65,10 +67,11 @@ def prepare(view: View, scratch: str) -> tuple[Ruleset | None, list[str]]:
     ruleset.allow_path(scratch, rights(SCRATCH))
     weaknesses = []
     if version < 4:
-        weaknesses.append("Landlock without network rules (kernel older than 6.7): submissions can reach the network")
+        weaknesses.append(Weakness(Gap.LANDLOCK, "Landlock without network rules (kernel older than 6.7): submissions "
+                                                 "can reach the network"))
     if version < 6:
-        weaknesses.append("Landlock without signal scoping (kernel older than 6.12): submissions running as your "
-                          "user can signal your processes")
+        weaknesses.append(Weakness(Gap.LANDLOCK, "Landlock without signal scoping (kernel older than 6.12): submissions "
+                                                 "running as your user can signal your processes"))
     return ruleset, weaknesses
 
 

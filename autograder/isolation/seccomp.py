@@ -24,6 +24,8 @@ import errno
 import os
 import struct
 
+from .weakness import Gap, Weakness
+
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 DENIED = ("add_key", "request_key", "keyctl", "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
           "perf_event_open", "bpf", "userfaultfd", "mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
@@ -136,17 +138,17 @@ def _assemble(steps: list[Step]) -> list[tuple[int, int, int, int]]:
     return code
 
 
-def install(**choices) -> list[str]:
+def install(**choices) -> list[Weakness]:
     """Install the filter (`program`'s `choices`) on this process, after no_new_privs; what could not
     be done, in words."""
     machine = os.uname().machine
     if machine not in SYSCALL_NUMBERS:
-        return [f"no seccomp filter on {machine} (the kernel keyring stays a channel between sandboxes)"]
+        return [Weakness(Gap.FILTER, f"no seccomp filter on {machine} (the kernel keyring stays a channel between sandboxes)")]
     instructions = program(machine, **choices)
     raw = b"".join(struct.pack("<HBBI", *ins) for ins in instructions)
     buffer = ctypes.create_string_buffer(raw)
     prog = _Filter(len(instructions), ctypes.cast(buffer, ctypes.c_void_p))
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
-        return ["no seccomp filter (the kernel keyring stays a channel between sandboxes)"]
+        return [Weakness(Gap.FILTER, "no seccomp filter (the kernel keyring stays a channel between sandboxes)")]
     return []

@@ -33,6 +33,7 @@ from typing import cast
 from . import cgroups, confinement, frames, identity, inside
 from .limits import SandboxConfig
 from .protocol import ATTACH, SPAWN
+from .weakness import Gap, Weakness
 
 
 def main(fd: int) -> None:
@@ -50,7 +51,6 @@ def run(fd: int, configuration: bytes) -> None:
     # where the cgroup tree is writable, as root or not; elsewhere (a container's read-only cgroup file system)
     # that is normal: the first line of the run says so, and no warning does
     tree, no_cgroup = cgroups.create(cgroups.tree_name())
-    weaknesses: list[str] = []
     mode = confinement.enter_zygote_namespaces(fd, afterwards=lambda: cgroups.remove_tree(tree) if tree else None)
     control = socket.socket(fileno=fd)
     own_pid_ns = os.open("/proc/self/ns/pid", os.O_RDONLY) if mode else -1
@@ -65,8 +65,8 @@ def run(fd: int, configuration: bytes) -> None:
         gc.freeze()  # what every sandbox inherits: no collection in one of them copies its pages
         drop_root, found = _probe(config, host, own_pid_ns)
         host = dataclasses.replace(host, drop_root=drop_root)
-        facts = {"weaknesses": weaknesses + found,
-                 "isolation": _isolation(mode, drop_root, weaknesses + found, no_cgroup, host.real_root)}
+        facts = {"weaknesses": [weakness.text for weakness in found],  # for the instructor, from here on
+                 "isolation": _isolation(mode, drop_root, found, no_cgroup, host.real_root)}
         try:
             frames.send_frame(control, json.dumps(facts).encode())
         except (BrokenPipeError, ConnectionResetError):
@@ -77,13 +77,14 @@ def run(fd: int, configuration: bytes) -> None:
             shutil.rmtree(scratch_root, ignore_errors=True)
 
 
-def _isolation(mode: str, drop_root: str, weaknesses: list[str], no_cgroup: str, root: bool) -> str:
+def _isolation(mode: str, drop_root: str, weaknesses: list[Weakness], no_cgroup: str, root: bool) -> str:
     """What confines each sandbox on this machine, in a sentence for the first lines of a run (`no_cgroup`:
     why sandboxes get no cgroup of their own, "" when they do)."""
-    if mode and not any("namespace" in w or "private file system" in w for w in weaknesses):
+    gaps = {weakness.gap for weakness in weaknesses}
+    if mode and Gap.NAMESPACES not in gaps:
         how = "namespaces: each sandbox is pid 1 of its own PID namespace, with its own mount, network and IPC " \
               "namespaces and an allow-list file system"
-    elif not any("Landlock" in w and w.startswith("no Landlock") for w in weaknesses):
+    elif Gap.NO_LANDLOCK not in gaps:
         how = "Landlock (no namespaces on this host): each sandbox sees an allow-list of the file system, and may " \
               "not connect over TCP nor signal or reach processes outside it"
     else:
@@ -193,7 +194,7 @@ def _reap(names: dict[int, str], pending: set[str], tree: dict | None) -> None:
         pending -= {name for name in pending if cgroups.remove(tree, name)}
 
 
-def _probe(config: SandboxConfig, host: confinement.Host, own_pid_ns: int) -> tuple[str, list[str]]:
+def _probe(config: SandboxConfig, host: confinement.Host, own_pid_ns: int) -> tuple[str, list[Weakness]]:
     """Set up one throwaway sandbox and see what held.
 
     Returns how sandboxes leave root (see `confinement.confine`: "uid" where another uid can still
@@ -210,8 +211,9 @@ def _probe(config: SandboxConfig, host: confinement.Host, own_pid_ns: int) -> tu
             assert torch_file is not None  # torch is a package of files
             readable = confinement.readable_by_others([os.__file__, torch_file])
             if os.path.exists("/dev/nvidiactl") and not os.access("/dev/nvidiactl", os.R_OK | os.W_OK):
-                weaknesses.append("sandboxes cannot open the GPU (/dev/nvidiactl), so CUDA checks will fail")
-            os.write(write, json.dumps({"weaknesses": weaknesses, "readable": readable}).encode())
+                weaknesses.append(Weakness(Gap.GPU, "sandboxes cannot open the GPU (/dev/nvidiactl), so CUDA checks "
+                                                    "will fail"))
+            os.write(write, json.dumps({"weaknesses": [w.to_json() for w in weaknesses], "readable": readable}).encode())
         finally:
             os._exit(0)
     os.close(write)
@@ -222,10 +224,10 @@ def _probe(config: SandboxConfig, host: confinement.Host, own_pid_ns: int) -> tu
         cgroups.remove(host.cgroups, "sandbox-probe")
     try:
         result = json.loads(data)
-    except ValueError:
-        return "", ["the sandbox could not set itself up"]
-    weaknesses = result["weaknesses"]
-    if not host.real_root or any("uid of their own" in w for w in weaknesses):
+        weaknesses = [Weakness.from_json(found) for found in result["weaknesses"]]
+    except (ValueError, TypeError, KeyError):
+        return "", [Weakness(Gap.VIEW, "the sandbox could not set itself up")]
+    if not host.real_root or any(weakness.gap is Gap.UID for weakness in weaknesses):
         return "", weaknesses
     return ("uid" if result["readable"] else "fsuid"), weaknesses
 

@@ -14,6 +14,7 @@ import pytest
 
 from autograder.isolation import landlock
 from autograder.isolation.policy import View
+from autograder.isolation.weakness import Gap, Weakness
 
 landlockpy = pytest.importorskip("landlockpy", reason="landlockpy (a dependency of the package) is not installed")
 from landlockpy import AccessFS, AccessNet, Scope  # noqa: E402 - after the skip above
@@ -104,14 +105,15 @@ def test_tcp_is_handled_with_no_port_allowed_and_signals_and_abstract_sockets_ar
 ])
 def test_what_an_older_abi_cannot_hold_is_said(monkeypatch, tmp_path, version, told):
     _, weaknesses, _ = _recorded(monkeypatch, tmp_path, version)
-    assert len(weaknesses) == len(told) and all(t in w for t, w in zip(told, weaknesses))
+    assert len(weaknesses) == len(told) and all(t in w.text for t, w in zip(told, weaknesses))
+    assert all(w.gap is Gap.LANDLOCK for w in weaknesses)
 
 
 def test_without_landlock_there_is_no_ruleset_and_the_weakness_is_said(monkeypatch, tmp_path):
     monkeypatch.setattr(landlock, "abi", lambda: 0)
     ruleset, weaknesses = landlock.prepare(View((str(tmp_path),), (), ()), str(tmp_path))
     assert ruleset is None and weaknesses == [
-        "no Landlock (kernel older than 5.13, or disabled): submissions can read the graders"]
+        Weakness(Gap.NO_LANDLOCK, "no Landlock (kernel older than 5.13, or disabled): submissions can read the graders")]
 
 
 # ---------------------------------------------------------------- under the kernel's Landlock

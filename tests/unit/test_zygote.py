@@ -17,6 +17,7 @@ from autograder.isolation import confinement, inside, zygote
 from autograder.isolation.limits import Limits, SandboxConfig
 from autograder.isolation.policy import View
 from autograder.isolation.protocol import ATTACH, SPAWN
+from autograder.isolation.weakness import Gap, Weakness
 
 WAIT = 30.0  # seconds any one answer may take on a loaded machine; every wait here ends on an event
 CONFIG = SandboxConfig(Limits(), View((), (), ()))  # what the stubbed sandboxes are given (they use none of it)
@@ -195,8 +196,14 @@ def test_within_a_pid_namespace_the_pid_is_not_told_but_the_pidfd_is(stubbed):
 
 @pytest.mark.parametrize("mode, weaknesses, says", [
     ("namespaces", [], "namespaces: each sandbox is pid 1"),
+    ("namespaces", [Weakness(Gap.VIEW, "no private /dev/shm")], "namespaces: each sandbox is pid 1"),
+    ("namespaces", [Weakness(Gap.NAMESPACES, "no mount namespace")], "Landlock (no namespaces on this host)"),
     ("", [], "Landlock (no namespaces on this host)"),
-    ("", ["no Landlock (kernel older than 5.13, or disabled): submissions can read the graders"], "none: "),
+    ("", [Weakness(Gap.LANDLOCK, "Landlock without network rules")], "Landlock (no namespaces on this host)"),
+    ("", [Weakness(Gap.NO_LANDLOCK, "no Landlock (kernel older than 5.13, or disabled)")], "none: "),
+    # the words decide nothing: a sentence naming namespaces, of another kind, changes no verdict
+    ("namespaces", [Weakness(Gap.LIMITS, "no namespace for this, no private file system for that")],
+     "namespaces: each sandbox is pid 1"),
 ])
 def test_the_isolation_sentence_names_what_confines_each_sandbox(mode, weaknesses, says):
     sentence = zygote._isolation(mode, "uid", weaknesses, "", True)
