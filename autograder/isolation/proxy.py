@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, cast
 
 from . import protocol, wire
+from .forked import answer_of_child
 from .limits import Limits
 from .protocol import RAN_OUT_OF_MEMORY, CallbackHandler
 
@@ -404,23 +405,14 @@ class InProcessChannel:
     def _measured(self, warmup: bytes, request: bytes) -> bytes:
         """`request` in a grandchild forked after `warmup` ran in a child (this process keeps its memory as it
         is), and the memory it used, measured as a sandbox's (isolation.held)."""
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: answers on the pipe, then ends without running anything of its parent's
-            try:
-                os.close(read)
-                import torch
+        def measured(_: int) -> bytes:  # the child: its answer, then it ends without running anything of its parent's
+            import torch
 
-                torch.set_num_threads(1)  # torch's thread pool does not survive a fork: on one, as a sandbox runs
-                self.runtime.handle(wire.decode(warmup))
-                with os.fdopen(write, "wb") as out:
-                    out.write(wire.encode(self._call_measured(request)))
-            finally:
-                os._exit(0)
-        os.close(write)
-        with os.fdopen(read, "rb") as answer:
-            data = answer.read()
-        os.waitpid(pid, 0)
+            torch.set_num_threads(1)  # torch's thread pool does not survive a fork: on one, as a sandbox runs
+            self.runtime.handle(wire.decode(warmup))
+            return wire.encode(self._call_measured(request))
+
+        data = answer_of_child(os.fork, measured)
         try:
             found = wire.decode(data)
             self.last_held = found["held"]

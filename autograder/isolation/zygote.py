@@ -31,6 +31,7 @@ import tempfile
 from typing import cast
 
 from . import cgroups, confinement, frames, identity, inside
+from .forked import answer_of_child
 from .limits import SandboxConfig
 from .protocol import ATTACH, SPAWN
 from .weakness import Gap, Weakness
@@ -200,26 +201,18 @@ def _probe(config: SandboxConfig, host: confinement.Host, own_pid_ns: int) -> tu
     Returns how sandboxes leave root (see `confinement.confine`: "uid" where another uid can still
     read Python, "fsuid" where it cannot, "" when not root or no uid can be taken) and what is weaker
     than full isolation, in words for the instructor."""
-    read, write = os.pipe()
-    pid = confinement.fork_sandbox(host.mode, own_pid_ns)
-    if pid == 0:
-        try:
-            os.close(read)
-            trial = dataclasses.replace(host, drop_root="uid" if host.real_root else "")
-            weaknesses = confinement.confine(config, trial, "sandbox-probe", keep_fd=write)
-            torch_file = sys.modules["torch"].__file__
-            assert torch_file is not None  # torch is a package of files
-            readable = confinement.readable_by_others([os.__file__, torch_file])
-            if os.path.exists("/dev/nvidiactl") and not os.access("/dev/nvidiactl", os.R_OK | os.W_OK):
-                weaknesses.append(Weakness(Gap.GPU, "sandboxes cannot open the GPU (/dev/nvidiactl), so CUDA checks "
-                                                    "will fail"))
-            os.write(write, json.dumps({"weaknesses": [w.to_json() for w in weaknesses], "readable": readable}).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        data = pipe.read()
-    os.waitpid(pid, 0)
+    def probe(keep_fd: int) -> bytes:
+        trial = dataclasses.replace(host, drop_root="uid" if host.real_root else "")
+        weaknesses = confinement.confine(config, trial, "sandbox-probe", keep_fd=keep_fd)
+        torch_file = sys.modules["torch"].__file__
+        assert torch_file is not None  # torch is a package of files
+        readable = confinement.readable_by_others([os.__file__, torch_file])
+        if os.path.exists("/dev/nvidiactl") and not os.access("/dev/nvidiactl", os.R_OK | os.W_OK):
+            weaknesses.append(Weakness(Gap.GPU, "sandboxes cannot open the GPU (/dev/nvidiactl), so CUDA checks "
+                                                "will fail"))
+        return json.dumps({"weaknesses": [w.to_json() for w in weaknesses], "readable": readable}).encode()
+
+    data = answer_of_child(lambda: confinement.fork_sandbox(host.mode, own_pid_ns), probe)
     if host.cgroups is not None:
         cgroups.remove(host.cgroups, "sandbox-probe")
     try:
