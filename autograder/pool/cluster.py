@@ -5,7 +5,7 @@ certificates: `--tls-ca-file`, `--tls-cert`, `--tls-key`, or Dask's own security
 a scheduler file (the JSON that `dask scheduler --scheduler-file` writes), or `local:N` for a
 LocalCluster of N single-threaded worker processes on this machine.
 
-Every Dask worker gets a `GradingPlugin`: it starts a grading worker (pool.worker) as a fresh
+Every Dask worker gets a `WorkerOnDask`: it starts a grading worker (pool.worker) as a fresh
 process beside it (never forked from the multi-threaded Dask worker; a daemonic Dask worker may
 start a subprocess but not a multiprocessing child), which starts its own zygote; both die with
 the Dask worker. Student code never runs in the Dask worker itself. A task sends one submission
@@ -31,7 +31,7 @@ RETRIES = 2  # a task whose worker died is tried again on another; then it is a 
 GPU = "GPU"  # the Dask resource name of a worker's GPU
 
 
-class GradingPlugin(WorkerPlugin):
+class WorkerOnDask(WorkerPlugin):
     """A Dask worker plugin: a grading worker process beside the Dask worker, one task at a time."""
 
     name = PLUGIN_NAME
@@ -71,7 +71,7 @@ def grade_task(submission: dict, parts: list[str]) -> dict:
     """Runs on a Dask worker: grade one submission with the worker's grading process."""
     from distributed import get_worker
 
-    plugin = cast(GradingPlugin, get_worker().plugins[PLUGIN_NAME])  # the one `DaskPool.connect` registered by name
+    plugin = cast(WorkerOnDask, get_worker().plugins[PLUGIN_NAME])  # the one `DaskPool.connect` registered by name
     return plugin.grade(submission, parts)
 
 
@@ -139,7 +139,7 @@ class DaskPool:
             raise WorkerError("workers run other versions than this client: " + "; ".join(differ),
                               WorkerFault.CANNOT_START)
         assert self.settings is not None, "the pool was not started (DaskPool.start)"
-        self.client.register_plugin(GradingPlugin(self.settings), name=PLUGIN_NAME)
+        self.client.register_plugin(WorkerOnDask(self.settings), name=PLUGIN_NAME)
         for found in self.client.run(_weaknesses).values():
             self.weaknesses.update(found)
         self.isolation = "; ".join(sorted(set(self.client.run(_isolation).values())))

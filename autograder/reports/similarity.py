@@ -263,7 +263,7 @@ class PartMatch:
 
 
 @dataclass
-class View:
+class SideBySide:
     """One part of a pair side by side: where the matching regions are in each side's code."""
 
     spans: tuple[list[tuple[int, int]], list[tuple[int, int]]]  # (start, end) in each side's text
@@ -278,7 +278,7 @@ class Pair:
     b: str
     parts: dict[str, PartMatch]  # every part both have code for
     alike: list[str]  # the parts at or above the threshold, most alike first
-    views: dict[str, View] = field(default_factory=dict)  # of the alike parts, for the pairs shown side by side
+    views: dict[str, SideBySide] = field(default_factory=dict)  # of the alike parts, for the pairs shown side by side
 
     @property
     def score(self) -> float:
@@ -388,7 +388,7 @@ def find_similar(cells: Mapping[str, Mapping[str, Sequence[Cell]]], threshold: f
         for part in pair.alike:
             regions = _regions(prints[pair.a][part], prints[pair.b][part], texts[pair.a][part], texts[pair.b][part])
             spans = (_students_own(shown[pair.a][part], regions[0]), _students_own(shown[pair.b][part], regions[1]))
-            pair.views[part] = View(spans, (_lines(shown[pair.a][part], spans[0]), _lines(shown[pair.b][part], spans[1])))
+            pair.views[part] = SideBySide(spans, (_lines(shown[pair.a][part], spans[0]), _lines(shown[pair.b][part], spans[1])))
     return Similarity(threshold, pairs, count, len(ids), parts, shown, time.perf_counter() - started, min_matched)
 
 

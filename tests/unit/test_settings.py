@@ -91,7 +91,7 @@ def test_a_worker_told_settings_it_cannot_read_says_why_and_stops():
 def test_the_dask_plugin_carries_the_settings_as_plain_data():
     cluster = pytest.importorskip("autograder.pool.cluster")
     settings = WorkerSettings(secret="s", limits=LIMITS)
-    plugin = cluster.GradingPlugin(settings)
+    plugin = cluster.WorkerOnDask(settings)
     assert json.loads(json.dumps(plugin.settings)) == plugin.settings
     assert WorkerSettings.from_json(plugin.settings) == settings
 
