@@ -333,28 +333,27 @@ def _refused(shown: str, info: os.stat_result) -> str:
 def _read_bytes(path: Path, limit: int) -> bytes | str:
     """The file's bytes, or why they were not read. Opened without following a link and without
     waiting on a pipe; what is opened must be a regular file; read as `_read_within` reads it."""
-    opened = _open_regular(path)
+    opened = _open_regular(path, limit, lambda size: f"is {size:,} bytes, over the limit of {limit:,}, {REFUSED}")
     if isinstance(opened, str):
         return opened
-    fh, size = opened
+    fh, _ = opened
     with fh:
-        if size > limit:
-            return f"is {size:,} bytes, over the limit of {limit:,}, {REFUSED}"
         return _read_within(fh, limit, path.suffix == ".ipynb", "grew to more than")
 
 
-def _open_regular(path: Path) -> tuple[IO[bytes], int] | str:
-    """The regular file at `path`, open for reading, and its size; or why not. Opened without following a
-    link and without waiting on a pipe; a pipe, socket or device is refused once open."""
+def _open_regular(path: Path, limit: int, too_large: Callable[[int], str]) -> tuple[IO[bytes], int] | str:
+    """The regular file at `path`, open for reading, and its size; or why not (`too_large(size)` over `limit`
+    bytes). Opened without following a link and without waiting on a pipe; a pipe, socket or device is
+    refused once open."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         return f"could not be opened ({exc.strerror})"
     fh = os.fdopen(fd, "rb")
     info = os.fstat(fh.fileno())
-    if not stat.S_ISREG(info.st_mode):
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
         fh.close()
-        return f"is not a regular file, {REFUSED}"
+        return f"is not a regular file, {REFUSED}" if not stat.S_ISREG(info.st_mode) else too_large(info.st_size)
     return fh, info.st_size
 
 
@@ -441,14 +440,13 @@ def open_zip(path: Path, limit: int = MAX_ZIP_BYTES) -> tuple[zipfile.ZipFile, i
     """The zip at `path`, listed once, in memory, and its size; or why it was not: a link, a special file,
     more than `limit` bytes, or an end record (`zip_end_record`), read before the rest of the zip is, that
     lists more than MAX_ZIP_MEMBERS members or a central directory over MAX_ZIP_DIRECTORY_BYTES."""
-    opened = _open_regular(path)
+    over = "the limit" if limit == MAX_ZIP_BYTES else f"the {limit:,} left of a submission's limit"
+    opened = _open_regular(path, limit, lambda size: f"is {size:,} bytes, over {over} of {MAX_ZIP_BYTES:,} for zips, "
+                                                     f"{REFUSED}")
     if isinstance(opened, str):
         return opened
     fh, size = opened
     with fh:
-        if size > limit:
-            over = "the limit" if limit == MAX_ZIP_BYTES else f"the {limit:,} left of a submission's limit"
-            return f"is {size:,} bytes, over {over} of {MAX_ZIP_BYTES:,} for zips, {REFUSED}"
         fh.seek(max(0, size - END_RECORD_TAIL))
         why = _zip_directory_refused(fh.read(END_RECORD_TAIL))
         if why:
