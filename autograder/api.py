@@ -26,28 +26,47 @@ import os
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from . import assignment
 from .classrun import RunError, RunInterrupted, RunOptions, RunOutcome, closing_lines, run_class
+from .engine.slots import usable_cpus
+from .gradescope import GradescopeError, Settings as GradescopeSettings, build as build_gradescope_zip, \
+    run as run_in_gradescope
+from .isolation.confinement import keep_memory_private
 from .isolation.limits import BUDGET_SECONDS, Limits
 from .model.files import RESULTS_FILE, write_atomically
-from .model.results import CheckResult, Counting, GradedSubmission, Status, Visibility
+from .model.results import VISIBILITIES, CheckResult, Counting, GradedSubmission, Status, Visibility
 from .model.students import LayoutError, held_by
 from .model.tampering import Tampering
 from .pool.batch import FINGERPRINT_FILE
 from .reports import GRADES_FILE
-from .reports.lms import MOODLE_OUT_OF, ClassScores, Export, ExportError, exports, read_roster, scores_from_gradebook, \
-    scores_from_grades_csv
+from .reports.items import ITEMS_FILE, OPTIONS_FILE, item_analysis
+from .reports.lms import MOODLE_OUT_OF, ClassScores, Export, ExportError, exports, read_roster, score_text, \
+    scores_from_gradebook, scores_from_grades_csv
+from .reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD
 
 __all__ = [
     "grade_class", "grade_submission", "export_grades", "read_results", "closing_lines",
     "RunOptions", "RunOutcome", "GradedSubmission", "CheckResult", "Counting", "Visibility", "Status",
     "Export", "Exported", "Results",
     "RunError", "RunInterrupted", "ExportError", "ResultsError",
+    # Gradescope: the autograder zip, and the run inside it
+    "build_gradescope_zip", "run_in_gradescope", "GradescopeSettings", "GradescopeError",
+    # what a front end offers as defaults and shows (the command line's options, the demo's tables)
+    "Limits", "BUDGET_SECONDS", "VISIBILITIES", "SIMILARITY_THRESHOLD", "MOODLE_OUT_OF", "usable_cpus",
+    "score_text", "item_analysis", "ITEMS_FILE", "OPTIONS_FILE", "keep_memory_private", "dask_security",
 ]
 
 PathLike = str | os.PathLike[str]
+
+
+def dask_security(ca_file: str | None, cert: str | None, key: str | None) -> Any:
+    """`RunOptions.dask_security` for a tls:// scheduler: mutual TLS from these files (None for all three:
+    Dask's own configuration decides). Dask is imported only here, when asked."""
+    from .pool.cluster import security
+
+    return security(ca_file, cert, key)
 
 
 class ResultsError(ValueError):

@@ -122,10 +122,9 @@ def run_class(options: RunOptions) -> RunOutcome:
     nothing: what it says goes to `options.tell` and into the outcome's `lines`."""
     say = _Voice(options.tell, options.progress)
     try:
-        with releases.kept():  # a course's release is graded against during its run only
-            outcome = _run(options, say)
-            outcome.lines = say.lines
-            return outcome
+        outcome = _run(options, say)
+        outcome.lines = say.lines
+        return outcome
     except SubmissionError as exc:  # a file no student's work can be read from: the command was wrong
         raise RunError(str(exc)) from None
 
@@ -146,12 +145,12 @@ def _run(options: RunOptions, say: _Voice) -> RunOutcome:
     pool = _pool(options)
     pool.begin()  # the workers' parent imports torch while the course and the submissions are read
     try:
-        course, paths, folders = _course(options, course_root, given, quiz_counting, say)
-        pool.start(_settings(options, secret, out, paths, course.root if course else None))
+        course, release, paths, folders = _course(options, course_root, given, quiz_counting, say)
+        pool.start(_settings(options, secret, out, paths, course.root if course else None, release))
         gradebook = _gradebook_writer(course, out, options.parts, folders)
         try:
             graded, kept, similar = _grade(options, secret, out, paths, pool, quiz_counting.line(), counting, notes,
-                                           gradebook.add if gradebook else lambda graded: None, say)
+                                           gradebook.add if gradebook else lambda graded: None, say, release)
         except BaseException:
             if gradebook is not None:
                 gradebook.finish()
@@ -192,11 +191,11 @@ def _secret(options: RunOptions, say: _Voice) -> str:
 
 
 def _course(options: RunOptions, course_root: Path, given: list[tuple[Path, str]], quiz_counting: quiz.QuizCounting,
-            say: _Voice) -> tuple[Any, list[tuple[Path, str]], dict[str, str]]:
-    """(the nbgrader course or None, every (path, id) to grade, each course student's reports folder). A course
-    is graded against its own build (nbgrader/build.py), from here on in this process and in every worker."""
+            say: _Voice) -> tuple[Any, releases.Release | None, list[tuple[Path, str]], dict[str, str]]:
+    """(the nbgrader course or None, the release graded against (None: the grader's own), every (path, id) to
+    grade, each course student's reports folder). A course is graded against its own build (nbgrader/build.py)."""
     if not options.nbgrader:
-        return None, given, {}
+        return None, None, given, {}
     from .nbgrader.build import graded_build
     from .nbgrader.course import CourseError, open_course
 
@@ -205,7 +204,6 @@ def _course(options: RunOptions, course_root: Path, given: list[tuple[Path, str]
         release, build_notes = graded_build(course, quiz_counting)
     except CourseError as exc:
         raise RunError(str(exc)) from None
-    releases.use(release)
     for note in build_notes:
         say.note(f"note: {note}")
     submitted = course.submissions()
@@ -215,16 +213,16 @@ def _course(options: RunOptions, course_root: Path, given: list[tuple[Path, str]
         say.note(f"no collected submissions of {options.nbgrader!r} in {course.submissions_pattern()} (run "
                  f"`nbgrader collect {options.nbgrader}` or `nbgrader zip_collect {options.nbgrader}` first)")
     _check_paths(tuple(path for path, _ in named), options.nbgrader)
-    return course, named, folders
+    return course, release, named, folders
 
 
 def _grade(options: RunOptions, secret: str, out: Path, paths: list[tuple[Path, str]], pool: Pool, quiz_line: str,
-           counting: Counting, notes: list[str], on_result: Callable[[GradedSubmission], None], say: _Voice
-           ) -> tuple[list[GradedSubmission], list[GradedSubmission], Similarity | None]:
-    """Grade what needs grading, each submission's reports written as it comes back (then `on_result`,
-    kept results first); (every result, those kept from an earlier run, the pairs alike)."""
-    found = plan(paths, out, options.parts, options.force, secret)
-    prints = {s.id: fingerprint(s, options.parts, secret) for s in found.todo}
+           counting: Counting, notes: list[str], on_result: Callable[[GradedSubmission], None], say: _Voice,
+           release: releases.Release | None) -> tuple[list[GradedSubmission], list[GradedSubmission], Similarity | None]:
+    """Grade what needs grading against `release`, each submission's reports written as it comes back (then
+    `on_result`, kept results first); (every result, those kept from an earlier run, the pairs alike)."""
+    found = plan(paths, out, options.parts, options.force, secret, release)
+    prints = {s.id: fingerprint(s, options.parts, secret, release) for s in found.todo}
     graded = list(found.kept)
     for kept in found.kept:
         kept.counting = counting
@@ -235,7 +233,7 @@ def _grade(options: RunOptions, secret: str, out: Path, paths: list[tuple[Path, 
         say.note(f"isolation: {pool.ready()}")
     for line in [quiz_line, *(f"note: {note}" for note in notes)]:
         say.note(line)
-    similar = _compared_meanwhile(found.cells, options.similarity)
+    similar = _compared_meanwhile(found.cells, options.similarity, release)
     progress = options.on_progress if options.progress and found.todo else None
     if progress is not None:
         progress(0, len(found.todo))
@@ -251,19 +249,20 @@ def _grade(options: RunOptions, secret: str, out: Path, paths: list[tuple[Path, 
     return graded, found.kept, similar()
 
 
-def _compared_meanwhile(cells: dict[str, dict], threshold: float | None) -> Callable[[], Similarity | None]:
+def _compared_meanwhile(cells: dict[str, dict], threshold: float | None,
+                        release: releases.Release | None) -> Callable[[], Similarity | None]:
     """The pairs unusually alike (None without a threshold), found on a thread while the class is graded:
     after the grading, copydetect's import and comparisons (about a second) would lengthen every run."""
     if threshold is None:
         return lambda: None
     comparing = ThreadPoolExecutor(1, thread_name_prefix="similarity")
-    found = comparing.submit(reports.find_similar_or_why, cells, threshold)
+    found = comparing.submit(reports.find_similar_or_why, cells, threshold, release)
     comparing.shutdown(wait=False)  # the comparison goes on; `found.result` waits for it
     return found.result
 
 
 def _settings(options: RunOptions, secret: str, out: Path, paths: list[tuple[Path, str]],
-              course_root: Path | None) -> WorkerSettings:
+              course_root: Path | None, release: releases.Release | None) -> WorkerSettings:
     """What every worker is told: the secret, the limits, and what no sandbox may see besides what the
     policy hides anyway (the reports, the submissions' folders, the course)."""
     given = [(Path(p), "") for p in options.paths]  # a class folder too, not only the students split from it
@@ -273,7 +272,7 @@ def _settings(options: RunOptions, secret: str, out: Path, paths: list[tuple[Pat
     return WorkerSettings(secret=secret, limits=Limits(call_seconds=options.call_seconds,
                                                        budget_seconds=options.budget_seconds),
                           secrets=tuple(sorted(secrets)), allow_weak=options.allow_weak,
-                          release=dict(releases.current().files) if course_root is not None else {})
+                          release=dict(release.files) if release is not None else {})
 
 
 def _pool(options: RunOptions) -> Pool:

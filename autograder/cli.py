@@ -17,15 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import api, assignment, gradescope
-from .api import Visibility
-from .model.results import VISIBILITIES
-from .engine.slots import usable_cpus
-from .gradescope import Settings
-from .isolation.confinement import keep_memory_private
-from .isolation.limits import BUDGET_SECONDS, Limits
-from .reports.lms import MOODLE_OUT_OF, score_text
-from .reports.similarity import DEFAULT_THRESHOLD as SIMILARITY_THRESHOLD
+from . import api, assignment
+from .api import (BUDGET_SECONDS, MOODLE_OUT_OF, SIMILARITY_THRESHOLD, VISIBILITIES, GradescopeSettings as Settings,
+                  Limits, Visibility, keep_memory_private, score_text, usable_cpus)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -184,13 +178,13 @@ def export_command(args: argparse.Namespace) -> int:
 def gradescope_command(args: argparse.Namespace) -> int:
     """`gradescope`: build the autograder zip (gradescope.py), or run inside it (`--run`)."""
     if args.run is not None:
-        return gradescope.run(args.run)
+        return api.run_in_gradescope(args.run)
     if args.out is None or args.secret_file is None:
         return _usage("gradescope: give --out ZIP and --secret-file FILE")
-    settings = gradescope.Settings(args.visibility, tuple(args.visible), max(0, args.max_submissions), args.timeout)
+    settings = Settings(args.visibility, tuple(args.visible), max(0, args.max_submissions), args.timeout)
     try:
-        listing = gradescope.build(args.out, args.secret_file, settings, args.wheels)
-    except gradescope.GradescopeError as exc:
+        listing = api.build_gradescope_zip(args.out, args.secret_file, settings, args.wheels)
+    except api.GradescopeError as exc:
         return _usage(str(exc))
     print(f"wrote {args.out}:\n" + "\n".join(listing))
     print("Upload it as the assignment's autograder (Gradescope: Configure Autograder, zip file upload).")
@@ -203,11 +197,7 @@ def grade_command(args: argparse.Namespace, started: float) -> int:
         parts = assignment.parse_parts(args.parts)
     except ValueError as exc:
         return _usage(str(exc))
-    dask_security = None
-    if args.dask:
-        from .pool.cluster import security
-
-        dask_security = security(args.tls_ca_file, args.tls_cert, args.tls_key)
+    dask_security = api.dask_security(args.tls_ca_file, args.tls_cert, args.tls_key) if args.dask else None
     options = api.RunOptions(
         out=args.out, paths=tuple(args.paths), nbgrader=args.nbgrader, secret=args.secret, parts=parts,
         jobs=args.jobs, call_seconds=args.timeout, budget_seconds=args.budget,

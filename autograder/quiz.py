@@ -30,6 +30,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from . import releases
+
 OPTIONS = ("a", "b", "c", "d")
 POINTS_PER_QUESTION = 1  # the quiz grader's points for a question (the quiz is worth one per question of the key)
 MODES = ("self-check", "counted")
@@ -247,12 +249,10 @@ def _quiz_setting(target: ast.expr) -> str | None:
     return None
 
 
-def released_mode() -> str:
-    """The mode the release graded against was built in (self-check when it says nothing)."""
-    from . import releases
-
+def released_mode(release: releases.Release | None = None) -> str:
+    """The mode `release` (None: the grader's own) was built in (self-check when it says nothing)."""
     try:
-        notebook = json.loads(releases.current().notebook(NOTEBOOK) or b"")
+        notebook = json.loads(releases.or_own(release).notebook(NOTEBOOK) or b"")
     except (OSError, ValueError):
         return DEFAULT_MODE
     mode = build_record(notebook).get("mode") if isinstance(notebook, dict) else None

@@ -3,8 +3,10 @@
 By default it is the grader's own copy (`assignment.release_folder()`). A run that grades an nbgrader
 course (`grade --nbgrader`) grades against the course's own build instead, its release folder, so that
 an instructor who changed the course's copy (a setup cell, the quiz's mode) is graded as they built it.
-The run reads that folder once (`read`) and hands it to every worker as data (`WorkerSettings.release`):
-a Dask worker on another machine never needs the course's folders.
+The run reads that folder once (`read`) and passes the `Release` down as a value: to the reading of each
+submission, to the graders' session (`GradingPlugin.release`), and to every worker as data
+(`WorkerSettings.release`): a Dask worker on another machine never needs the course's folders. Nothing in
+this module remembers which release a run uses; a caller that gives none gets the grader's own (`or_own`).
 
 What comes from it: the setup cells that run before a student's cells (model.submission), the public
 helpers every sandbox finds beside the code it runs, the quiz's build record and questions
@@ -17,11 +19,10 @@ This module imports nothing of the reference or the graders.
 from __future__ import annotations
 
 import hashlib
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Mapping
 
 from . import assignment
 
@@ -80,25 +81,6 @@ def grader_release() -> Release:
     return _grader_release(str(assignment.release_folder()))
 
 
-_current: Release | None = None  # the run's (`use`); None: the grader's own
-
-
-def current() -> Release:
-    """The release this process grades against."""
-    return _current if _current is not None else grader_release()
-
-
-def use(release: Release | None) -> None:
-    """Grade against `release` from now on in this process (None: the grader's own copy)."""
-    global _current
-    _current = release
-
-
-@contextmanager
-def kept() -> Iterator[None]:
-    """Whatever is used inside (`use`), what was used before is used again afterwards."""
-    before = _current
-    try:
-        yield
-    finally:
-        use(before)
+def or_own(release: Release | None) -> Release:
+    """`release`, or the grader's own copy where a caller gives none."""
+    return release if release is not None else grader_release()

@@ -32,10 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.assignment import PART_NAMES as PARTS
-from autograder.api import RunError, RunOptions, RunOutcome, closing_lines
+from autograder.api import ITEMS_FILE, OPTIONS_FILE, RunError, RunOptions, RunOutcome, closing_lines, item_analysis, \
+    usable_cpus
 from autograder.cli import ProgressBar, tell_stderr
-from autograder.engine.slots import usable_cpus
-from autograder.reports.items import ITEMS_FILE, OPTIONS_FILE, item_analysis
 
 from .course import (ASSIGNMENT, Course, SimulatedStudent, environment_note, export_grades, run_in_course,
                      set_up_class, solution_answers, with_patch)

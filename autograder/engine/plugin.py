@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from ..isolation import wire
+from .. import releases
 from ..quiz import OPTIONS
 from ..isolation.protocol import SandboxBreach
 from ..isolation.proxy import Student, StudentError
@@ -49,6 +50,7 @@ class Current:
     reference: Any = None  # what computes served calls (engine.served.Reference)
     secret: str = ""  # the course secret (a shuffled quiz's option order is keyed with it)
     quiz_shown: dict | None = None  # what the submission's quiz.ipynb shows (quiz.shown_quiz); None: none
+    release: releases.Release | None = None  # the release graded against (None: the grader's own copy)
 
 
 class _Watchdog(Exception):

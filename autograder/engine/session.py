@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import pytest
 
-from .. import assignment
+from .. import assignment, releases
 from ..isolation.limits import Limits
 from ..isolation.literals import LiteralChannel, literal_values
 from ..isolation.protocol import SandboxBreach
@@ -184,9 +184,10 @@ def in_session(plugin: GradingPlugin, body: Callable[[dict[str, list[pytest.Item
 class Grader:
     """Grades jobs through a session's collected items (`in_session`), one after another."""
 
-    def __init__(self, backend: Backend, limits: Limits, plugin: GradingPlugin, slots: CpuSlots | None = None):
-        self.backend, self.limits, self.plugin, self.slots = backend, limits, plugin, slots
-        self.preloaded = _preloaded()
+    def __init__(self, backend: Backend, limits: Limits, plugin: GradingPlugin, slots: CpuSlots | None = None,
+                 release: releases.Release | None = None):
+        self.backend, self.limits, self.plugin, self.slots, self.release = backend, limits, plugin, slots, release
+        self.preloaded = _preloaded(release)
 
     def grade_each(self, jobs: Iterable[Job], by_part: dict[str, list[pytest.Item]],
                    on_graded: Callable[[GradedSubmission], None]) -> None:
@@ -235,7 +236,8 @@ class Grader:
             return student
 
         current = Current(open_student, f"{job.secret}\0{submission.id}", slots=self.slots,
-                          reference=self.backend.reference, secret=job.secret, quiz_shown=submission.quiz_shown)
+                          reference=self.backend.reference, secret=job.secret, quiz_shown=submission.quiz_shown,
+                          release=self.release)
         self.plugin.current = current
         part_seconds: dict[str, float] = {}
         try:
@@ -264,11 +266,11 @@ class Grader:
         return graded
 
 
-def _preloaded() -> set[str]:
+def _preloaded(release: releases.Release | None = None) -> set[str]:
     """What every sandbox has imported before any submission's code (the release's setup cells' imports);
     where the release cannot be read, nothing, so literal cells that import are loaded as any code is."""
     try:
-        return set(setup_imports())
+        return set(setup_imports(release))
     except (OSError, SubmissionError):
         return set()
 
@@ -285,12 +287,14 @@ def _tampering(submission: Submission, students: list[Student]) -> tampering.Tam
 
 
 def grade_all(jobs: Iterable[Job], backend: Backend, limits: Limits,
-              on_graded: Callable[[GradedSubmission], None], slots: CpuSlots | None = None) -> None:
-    """Grade `jobs` (any iterable, read as they come) in one pytest session, calling `on_graded`
-    with each result; with `slots`, a submission is graded holding a CPU slot. Raises SandboxBreach
-    when a sandbox could reach what it must not, and RuntimeError when the graders cannot run."""
+              on_graded: Callable[[GradedSubmission], None], slots: CpuSlots | None = None,
+              release: releases.Release | None = None) -> None:
+    """Grade `jobs` (any iterable, read as they come) in one pytest session against `release` (None: the
+    grader's own copy), calling `on_graded` with each result; with `slots`, a submission is graded holding a
+    CPU slot. Raises SandboxBreach when a sandbox could reach what it must not, and RuntimeError when the
+    graders cannot run."""
     plugin = GradingPlugin()
-    grader = Grader(backend, limits, plugin, slots)
+    grader = Grader(backend, limits, plugin, slots, release)
     try:
         in_session(plugin, lambda by_part: grader.grade_each(jobs, by_part, on_graded))
     finally:
@@ -302,18 +306,19 @@ def grading_in(plugin: GradingPlugin, by_part: dict[str, list[pytest.Item]]) -> 
     (`in_session`, with `plugin`): the jobs go through those items."""
 
     def grade(jobs: Iterable[Job], backend: Backend, limits: Limits,
-              on_graded: Callable[[GradedSubmission], None], slots: CpuSlots | None = None) -> None:
+              on_graded: Callable[[GradedSubmission], None], slots: CpuSlots | None = None,
+              release: releases.Release | None = None) -> None:
         try:
-            Grader(backend, limits, plugin, slots).grade_each(jobs, by_part, on_graded)
+            Grader(backend, limits, plugin, slots, release).grade_each(jobs, by_part, on_graded)
         finally:
             backend.reference.close()
 
     return grade
 
 
-def grade_one(job: Job, backend: Backend, limits: Limits) -> GradedSubmission:
-    """One submission, in a session of its own."""
+def grade_one(job: Job, backend: Backend, limits: Limits, release: releases.Release | None = None) -> GradedSubmission:
+    """One submission, in a session of its own, against `release` (None: the grader's own copy)."""
     found: list[GradedSubmission] = []
-    grade_all([job], backend, limits, found.append)
+    grade_all([job], backend, limits, found.append, release=release)
     return found[0]
 

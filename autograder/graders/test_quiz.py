@@ -42,16 +42,19 @@ def released(release: releases.Release) -> tuple[dict[str, str], dict[str, quiz.
         return {}, {}
 
 
-def release() -> tuple[dict[str, str], dict[str, quiz.Question]]:
-    """The quiz of the release graded against: the grader's own, or the course's build (autograder.releases)."""
+def release(graded_against: releases.Release | None) -> tuple[dict[str, str], dict[str, quiz.Question]]:
+    """The quiz of the release graded against (`Current.release`): the course's build, or where the run gives
+    none the grader's own (autograder.releases)."""
     try:
-        return released(releases.current())
+        return released(releases.or_own(graded_against))
     except FileNotFoundError:
         return {}, {}
 
 
 def _title(question: str) -> str:
-    shown = release()[1].get(question)
+    """The check's title, fixed when the graders are collected (before any run's release is known): the
+    question as the grader's own copy words it."""
+    shown = release(None)[1].get(question)
     return shown.title() if shown is not None else "the right option"
 
 
@@ -98,7 +101,7 @@ def as_shown(request: pytest.FixtureRequest, question: str) -> quiz.ShownQuestio
     without one, as the grader's copy of the release shows it. RuntimeError (a grader error: no score) when
     the course's order needs the secret and the run has none."""
     current = request.config.stash[PLUGIN].current
-    record, questions = release()
+    record, questions = release(current.release)
     try:
         order = release_order(record, question, current.secret)
         if current.quiz_shown is None:

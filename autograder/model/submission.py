@@ -72,6 +72,7 @@ class Submission:
     code_bytes: int = field(default=0, repr=False, compare=False)  # what its cells hold so far, while it is read (MAX_CODE_BYTES)
     zip_bytes: int = field(default=0, repr=False, compare=False)  # its zips held in memory while it is read (MAX_ZIP_BYTES)
     turned_bytes: int = field(default=0, repr=False, compare=False)  # what IPython's transformer read of it so far (model.jupyter)
+    release: releases.Release | None = field(default=None, repr=False, compare=False)  # read against (None: the grader's own)
 
     def cells_for(self, part: str) -> list[Cell]:
         return self.cells.get(assignment.part(part).notebook, [])
@@ -133,10 +134,11 @@ def unique_ids(ids: list[str]) -> list[str]:
     return found
 
 
-def read_submission(path: Path, sid: str | None = None) -> Submission:
-    """A submission from a .py module, a notebook, or a folder holding one student's files."""
+def read_submission(path: Path, sid: str | None = None, release: releases.Release | None = None) -> Submission:
+    """A submission from a .py module, a notebook, or a folder holding one student's files, read against
+    `release` (its setup and answer cells; None: the grader's own copy)."""
     path = Path(path)
-    submission = Submission(sid or submission_id(path))
+    submission = Submission(sid or submission_id(path), release=release)
     try:
         info = os.lstat(path)
     except OSError:
@@ -551,10 +553,10 @@ def _add_notebook(submission: Submission, data: bytes, name: str, shown: str) ->
         submission.problems.append(f"{printable(shown)} could not be read: {read}")
         submission.cells.setdefault(name, [])
         return
-    release = release_cells(name)
-    setup = [(f"{name}.ipynb, cell {grade_id}", code) for grade_id, code, is_answer in release
+    released = release_cells(name, submission.release)
+    setup = [(f"{name}.ipynb, cell {grade_id}", code) for grade_id, code, is_answer in released
              if not is_answer and grade_id.startswith(assignment.SETUP_CELL_PREFIX)]
-    answers = dict(answer_names(name))
+    answers = dict(answer_names(name, submission.release))
     cells: list[_Cell] = []  # in the notebook's order
     for cell in read:
         if cell.code and cell.source is None:
@@ -695,10 +697,10 @@ def _charge(submission: Submission, code: str, shown: str) -> bool:
     return True
 
 
-def release_cells(notebook: str) -> tuple[tuple[str, str, bool], ...]:
-    """(grade_id, code, is answer cell) of the notebook `notebook` of the release graded against
-    (`releases.current()`: the grader's own, or an nbgrader course's build)."""
-    return _release_cells(releases.current(), notebook)
+def release_cells(notebook: str, release: releases.Release | None = None) -> tuple[tuple[str, str, bool], ...]:
+    """(grade_id, code, is answer cell) of the notebook `notebook` of `release` (the grader's own copy, or an
+    nbgrader course's build; None: the grader's own)."""
+    return _release_cells(releases.or_own(release), notebook)
 
 
 @lru_cache(maxsize=8)
@@ -711,10 +713,10 @@ def _release_cells(release: releases.Release, notebook: str) -> tuple[tuple[str,
     return tuple((grade_id, turner.python(code)[0], is_answer) for grade_id, code, is_answer in cells)
 
 
-def answer_names(notebook: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def answer_names(notebook: str, release: releases.Release | None = None) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """(grade_id, the names it defines) of each answer cell of the released notebook `notebook`: what finds
     the cell in a notebook that lacks nbgrader's metadata, and what graded code reads of it."""
-    return _answer_names(releases.current(), notebook)
+    return _answer_names(releases.or_own(release), notebook)
 
 
 @lru_cache(maxsize=8)
@@ -723,11 +725,11 @@ def _answer_names(release: releases.Release, notebook: str) -> tuple[tuple[str, 
                  in _release_cells(release, notebook) if is_answer)
 
 
-def setup_imports() -> list[str]:
+def setup_imports(release: releases.Release | None = None) -> list[str]:
     """The modules the release's setup cells import: a zygote imports them once for every sandbox."""
     found: list[str] = []
     for notebook in assignment.NOTEBOOKS:
-        for grade_id, code, is_answer in release_cells(notebook):
+        for grade_id, code, is_answer in release_cells(notebook, release):
             if is_answer or not grade_id.startswith(assignment.SETUP_CELL_PREFIX):
                 continue
             for node in ast.walk(ast.parse(code)):
@@ -738,10 +740,10 @@ def setup_imports() -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def public_files() -> dict[str, bytes]:
+def public_files(release: releases.Release | None = None) -> dict[str, bytes]:
     """The public helpers of the release graded against, by file name: every sandbox finds them next to the
     code it runs."""
-    files = releases.current().files
+    files = (releases.or_own(release)).files
     return {name: files[name] for name in assignment.PUBLIC_HELPERS if name in files}
 
 

@@ -94,17 +94,16 @@ def open_course(assignment: str, root: Path | None = None) -> NbgraderCourse:
     if not (root / "nbgrader_config.py").is_file():
         raise CourseError(f"{root} is not an nbgrader course root (no nbgrader_config.py): "
                           "run the grader there, or give paths instead of --nbgrader")
-    saved_path, saved_cwd = list(sys.path), os.getcwd()
-    os.chdir(root)  # nbgrader reads nbgrader_config.py of the current folder
+    saved_path = list(sys.path)
     try:
         app = AutogradeApp()
         app.log_level = "WARN"
-        app.initialize([])
+        app.load_cwd_config = False  # the course's own file, given as its root below: never the caller's folder
+        app.initialize([], root=str(root))
     except SystemExit as exc:  # traitlets exits on a broken configuration
         raise CourseError(f"nbgrader could not read the configuration of {root} (exit {exc.code})") from None
     finally:
-        os.chdir(saved_cwd)
-        sys.path[:] = saved_path  # nbgrader puts the course root first on sys.path
+        sys.path[:] = saved_path  # nbgrader puts the current folder first on sys.path
     app.coursedir.assignment_id = assignment
     course = NbgraderCourse(Path(app.coursedir.root).resolve(), assignment, app)
     db_url = course.db_url

@@ -72,10 +72,9 @@ def grade_part(part: str, notebook: str = "attention.ipynb") -> float:
     0 for a part the course leaves out of the total (a self-check quiz, whose release gives it no points)."""
     secret = os.environ.get(SECRET_VARIABLE, "")
     print(secret_warning(secret), end="")  # stdout: output on stderr would cost the cell its points
-    with releases.kept():
-        releases.use(course_release())
-        submission = read_submission(Path(notebook), student_id())
-        graded = grade_one(Job(submission, secret, (part,)), in_process_backend(), Limits())
+    release = course_release()
+    submission = read_submission(Path(notebook), student_id(), release)
+    graded = grade_one(Job(submission, secret, (part,)), in_process_backend(), Limits(), release)
     print(grade_cell_text(part, graded.checks_of(part), submission.problems), end="")
     score = graded.part_scores().get(part, (0.0, 0.0))[0]
     if part == quiz.PART and not quiz_counting(None, course_root()).counts:

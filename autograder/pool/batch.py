@@ -53,20 +53,21 @@ class Plan:
 FINGERPRINT_FILE = "grading.json"  # beside results.json, for the grader alone (results.json goes to students)
 
 
-def plan(paths: list[tuple[Path, str]], out: Path, parts: tuple[str, ...], force: bool, secret: str = "") -> Plan:
-    """Read every submission; keep an earlier result only when it graded the same submission (its code,
+def plan(paths: list[tuple[Path, str]], out: Path, parts: tuple[str, ...], force: bool, secret: str = "",
+         release: releases.Release | None = None) -> Plan:
+    """Read every submission against `release` (None: the grader's own); keep an earlier result only when it graded the same submission (its code,
     byte for byte), under the same secret, on the same parts, with the same graders, unless `force`."""
     kept, todo, cells = [], [], {}
     for path, sid in paths:
         try:
-            submission = read_submission(path, sid)
+            submission = read_submission(path, sid, release)
         except SubmissionError:
             raise
         except Exception as exc:  # noqa: BLE001 - what one submission's files hold costs only that submission
             problem = f"the grader's reader failed on its files ({type(exc).__name__}), {REFUSED}"
             submission = Submission(sid, problems=[problem])
         cells[submission.id] = submission.cells
-        earlier = None if force else earlier_result(out, submission, parts, fingerprint(submission, parts, secret))
+        earlier = None if force else earlier_result(out, submission, parts, fingerprint(submission, parts, secret, release))
         if earlier is not None:
             kept.append(earlier)
         else:
@@ -74,17 +75,18 @@ def plan(paths: list[tuple[Path, str]], out: Path, parts: tuple[str, ...], force
     return Plan(kept, todo, cells)
 
 
-def fingerprint(submission: Submission, parts: tuple[str, ...], secret: str) -> str:
+def fingerprint(submission: Submission, parts: tuple[str, ...], secret: str,
+                release: releases.Release | None = None) -> str:
     """What a result was graded from, keyed with the secret (so the file holding it tells nothing of it)."""
     graded_from = {k: v for k, v in submission.to_json().items() if k != "newest_file"}  # its code, problems, notes
-    message = json.dumps([graded_from, sorted(parts), grader_version()], sort_keys=True).encode()
+    message = json.dumps([graded_from, sorted(parts), grader_version(release)], sort_keys=True).encode()
     return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
 
 
-def grader_version() -> str:
-    """A digest of the graders, their hints, the reference and the release graded against: a change to any
-    regrades all."""
-    return _grader_version(releases.current().digest)
+def grader_version(release: releases.Release | None = None) -> str:
+    """A digest of the graders, their hints, the reference and the release graded against (None: the
+    grader's own): a change to any regrades all."""
+    return _grader_version(releases.or_own(release).digest)
 
 
 @lru_cache(maxsize=4)

@@ -88,13 +88,14 @@ def start_zygote(settings: WorkerSettings, forked_by: Callable[[bytes, socket.so
     from ..isolation.sandbox import Zygote
     from ..model.submission import public_files, setup_imports
 
-    return Zygote(settings.limits, settings.secrets, public_files(), setup_imports(), settings.allow_weak,
-                  forked_by=forked_by)
+    release = release_of(settings)
+    return Zygote(settings.limits, settings.secrets, public_files(release), setup_imports(release),
+                  settings.allow_weak, forked_by=forked_by)
 
 
-def use_release(settings: WorkerSettings) -> None:
-    """A worker grades against the release its run sent (none: the grader's own copy)."""
-    releases.use(releases.Release(settings.release, "the run's release") if settings.release else None)
+def release_of(settings: WorkerSettings) -> releases.Release | None:
+    """The release a worker grades against: the one its run sent (None: the grader's own copy)."""
+    return releases.Release(settings.release, "the run's release") if settings.release else None
 
 
 def serve(sock: socket.socket, settings: WorkerSettings, zygote: ZygoteClient, grade_all: Callable[..., None]) -> None:
@@ -106,7 +107,6 @@ def serve(sock: socket.socket, settings: WorkerSettings, zygote: ZygoteClient, g
     from ..model.submission import Submission
 
     slots = CpuSlots(list(settings.cpu_slots)) if settings.cpu_slots else None  # opened while /proc/self is ours
-    use_release(settings)
     configure_grading_process()
     try:
         weaknesses = zygote.wait_ready() if hasattr(zygote, "wait_ready") else []
@@ -118,7 +118,7 @@ def serve(sock: socket.socket, settings: WorkerSettings, zygote: ZygoteClient, g
                 yield Job(Submission.from_json(job["submission"]), settings.secret, tuple(job["parts"]))
 
         grade_all(jobs(), sandbox_backend(zygote), settings.limits,
-                  lambda graded: _send(sock, {"graded": graded.to_json()}), slots)
+                  lambda graded: _send(sock, {"graded": graded.to_json()}), slots, release_of(settings))
     except SandboxBreach as exc:
         _send(sock, {"fatal": f"grading refused: {exc}", "kind": WorkerFault.REFUSED.value})
     except Exception as exc:  # noqa: BLE001 - told to the run, which stops
@@ -133,7 +133,6 @@ def main(fd: int) -> None:
     sys.dont_write_bytecode = True
     sock = socket.socket(fileno=fd)
     settings = _settings(sock)
-    use_release(settings)  # before the zygote, which is given the release's public helpers
     zygote = start_zygote(settings)
     try:
         from ..engine.session import grade_all

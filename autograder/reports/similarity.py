@@ -190,9 +190,10 @@ def _normalise(text: str) -> str:
 # ---------------------------------------------------------------- fingerprints
 
 
-def release_text() -> tuple[str, ...]:
-    """The code of every code cell of the released notebooks graded against: the stubs, setup and demo cells."""
-    return _release_text(releases.current())
+def release_text(release: releases.Release | None = None) -> tuple[str, ...]:
+    """The code of every code cell of the released notebooks graded against (`release`; None: the grader's
+    own): the stubs, setup and demo cells."""
+    return _release_text(releases.or_own(release))
 
 
 @lru_cache(maxsize=4)
@@ -210,9 +211,9 @@ def _release_text(release: releases.Release) -> tuple[str, ...]:
     return tuple(found)
 
 
-def boilerplate(noise: int = NOISE_CHARS):
+def boilerplate(noise: int = NOISE_CHARS, release: releases.Release | None = None):
     """copydetect's boilerplate hashes of the release's text (as its CopyDetector computes them)."""
-    return _boilerplate(release_text(), noise)
+    return _boilerplate(release_text(release), noise)
 
 
 @lru_cache(maxsize=4)
@@ -321,12 +322,12 @@ def _copydetect():
     return copydetect
 
 
-def find_similar_or_why(cells: Mapping[str, Mapping[str, Sequence[Cell]]],
-                        threshold: float = DEFAULT_THRESHOLD) -> Similarity:
+def find_similar_or_why(cells: Mapping[str, Mapping[str, Sequence[Cell]]], threshold: float = DEFAULT_THRESHOLD,
+                        release: releases.Release | None = None) -> Similarity:
     """`find_similar`, or why it could not run: a signal for a human never stops a run from writing its
     report."""
     try:
-        return find_similar(cells, threshold)
+        return find_similar(cells, threshold, release=release)
     except ImportError as exc:
         return Similarity(threshold, error=f"copydetect could not be imported ({exc}): install the package's "
                                            "requirements (requirements.lock)")
@@ -335,10 +336,12 @@ def find_similar_or_why(cells: Mapping[str, Mapping[str, Sequence[Cell]]],
 
 
 def find_similar(cells: Mapping[str, Mapping[str, Sequence[Cell]]], threshold: float = DEFAULT_THRESHOLD,
-                 min_matched: int = MIN_MATCHED_CHARS, noise: int = NOISE_CHARS) -> Similarity:
+                 min_matched: int = MIN_MATCHED_CHARS, noise: int = NOISE_CHARS,
+                 release: releases.Release | None = None) -> Similarity:
     """The pairs of submissions (id -> their cells, as `Submission.cells`) whose code of some part is
     unusually alike: copydetect's score at least `threshold`, over at least `min_matched` characters
-    of filtered code on each side."""
+    of filtered code on each side; what `release` (None: the grader's own) wrote is nobody's."""
+    release = releases.or_own(release)
     import numpy as np
 
     started = time.perf_counter()
@@ -349,7 +352,7 @@ def find_similar(cells: Mapping[str, Mapping[str, Sequence[Cell]]], threshold: f
     if len(ids) < 2:  # one upload (Gradescope): nothing to compare, nothing to import
         return Similarity(threshold, submissions=len(ids), parts=parts, seconds=time.perf_counter() - started,
                           min_matched=min_matched)
-    boiler = boilerplate(noise)
+    boiler = boilerplate(noise, release)
     cache: dict[str, object] = {}  # the same text (an untouched stub, a resubmitted copy) is fingerprinted once
 
     def fp(text: str):
@@ -387,7 +390,8 @@ def find_similar(cells: Mapping[str, Mapping[str, Sequence[Cell]]], threshold: f
     for pair in pairs[:SHOWN_PAIRS]:  # where the regions are: copydetect's own comparisons of the pieces
         for part in pair.alike:
             regions = _regions(prints[pair.a][part], prints[pair.b][part], texts[pair.a][part], texts[pair.b][part])
-            spans = (_students_own(shown[pair.a][part], regions[0]), _students_own(shown[pair.b][part], regions[1]))
+            spans = (_students_own(shown[pair.a][part], regions[0], release),
+                     _students_own(shown[pair.b][part], regions[1], release))
             pair.views[part] = SideBySide(spans, (_lines(shown[pair.a][part], spans[0]), _lines(shown[pair.b][part], spans[1])))
     return Similarity(threshold, pairs, count, len(ids), parts, shown, time.perf_counter() - started, min_matched)
 
@@ -409,15 +413,15 @@ def _regions(prints_a: list, prints_b: list, pieces_a: Sequence[str], pieces_b: 
     return _union(spans_a), _union(spans_b)
 
 
-@lru_cache(maxsize=1)
-def release_prose() -> frozenset[str]:
+@lru_cache(maxsize=4)
+def release_prose(release: releases.Release) -> frozenset[str]:
     """What the release wrote that every student keeps and copydetect's filter does not see as code of its
     own: each docstring and comment of its code cells, and each line of its functions' and classes'
     signatures (`_plain`, whitespace aside). Its fingerprints are boilerplate already; but a match of a
     student's code next to it, which a k-gram across both carries, spreads over it in the side-by-side
     view: a docstring is one character of copydetect's filtered code and its whole text on the page."""
     found = set()
-    for text in release_text():
+    for text in release_text(release):
         for _, kind, value in _tokens(text):
             if _is_prose(kind):
                 found.add(_plain(value))
@@ -451,11 +455,11 @@ def _plain(text: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def _release_prose_in(text: str) -> tuple[tuple[int, int], ...]:
+def _release_prose_in(text: str, release: releases.Release) -> tuple[tuple[int, int], ...]:
     """Where `text` holds what the release wrote (`release_prose`), as sorted, disjoint (start, end); once per
     text, since a student's part is in as many shown pairs as it is alike to, and untouched or copied parts
     repeat."""
-    ours = release_prose()
+    ours = release_prose(release)
     cut = [(at, at + len(value)) for at, kind, value in _tokens(text) if _is_prose(kind) and _plain(value) in ours]
     at = 0
     for line in text.split("\n"):
@@ -466,13 +470,13 @@ def _release_prose_in(text: str) -> tuple[tuple[int, int], ...]:
     return tuple(_union(cut))
 
 
-def _students_own(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _students_own(text: str, spans: list[tuple[int, int]], release: releases.Release) -> list[tuple[int, int]]:
     """`spans` of `text` without what the release wrote (`release_prose`: its docstrings, comments and
     signature lines), each trimmed of blanks: the matching regions the page marks. One pass over both sorted
     lists: a student's code may hold the release's lines thousands of times."""
     if not spans:
         return spans
-    cuts = _release_prose_in(text)
+    cuts = _release_prose_in(text, release)
     pieces, first = [], 0  # first: the first cut that may reach into the span at hand
     for start, end in sorted(spans):
         while first < len(cuts) and cuts[first][1] <= start:

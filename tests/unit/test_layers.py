@@ -86,6 +86,19 @@ def test_no_module_imports_a_room_above_its_own():
     assert {module: up for module, up in climbs.items() if up} == {}
 
 
+TOOLS = PACKAGE.parent / "tools"
+DRIVERS = {"cli": PACKAGE / "cli.py", "__main__": PACKAGE / "__main__.py", "tools.demo": TOOLS / "demo.py",
+           "tools.bench": TOOLS / "bench.py", "tools.course": TOOLS / "course.py"}  # what drives grading
+THROUGH_THE_API = {"api", "cli", *ROOMS[-1]}  # the API, the command line's printing, and the foundation
+
+
+def test_what_drives_grading_goes_through_the_api_alone():
+    """The command line, the demo and the bench (its course) call the public API and nothing below it."""
+    below = {name: sorted(m for m in imported(path, path.parent) if room(m) in LEVEL and room(m) not in THROUGH_THE_API)
+             for name, path in DRIVERS.items()}  # (a tool's own modules are in no room of the package)
+    assert {name: found for name, found in below.items() if found} == {}
+
+
 def circles(edges: dict[str, set[str]]) -> list[list[str]]:
     """The import circles of `edges`: its strongly connected components of more than one module (Tarjan)."""
     index: dict[str, int] = {}

@@ -90,7 +90,7 @@ def test_where_the_release_cannot_be_read_no_import_counts_as_made(monkeypatch):
     from autograder.engine import session
 
     assert "quizcheck" in session._preloaded()  # the release's setup cells import it
-    monkeypatch.setattr(session, "setup_imports", lambda: (_ for _ in ()).throw(FileNotFoundError("no release")))
+    monkeypatch.setattr(session, "setup_imports", lambda release: (_ for _ in ()).throw(FileNotFoundError("no release")))
     assert session._preloaded() == set()
     assert literal_values(QUIZ, session._preloaded()) is None  # then the quiz is loaded in a sandbox
 

@@ -27,25 +27,35 @@ def course_release(tmp_path, setup_line: str = "import numpy as np\n"):
     return releases.read(folder, "a course's release")
 
 
-def setup_code() -> str:
-    return next(code for grade_id, code, _ in submission.release_cells("attention") if grade_id == "setup")
+def setup_code(release=None) -> str:
+    return next(code for grade_id, code, _ in submission.release_cells("attention", release) if grade_id == "setup")
 
 
 def test_by_default_the_grader_grades_against_its_own_release():
-    assert releases.current() is releases.grader_release()
-    assert set(releases.current().files) == set(releases.file_names())
+    assert releases.or_own(None) is releases.grader_release()
+    assert set(releases.grader_release().files) == set(releases.file_names())
 
 
-def test_what_comes_from_the_release_follows_the_one_used(tmp_path):
+def test_what_comes_from_the_release_follows_the_one_given(tmp_path):
     ours = (setup_code(), submission.public_files()["selfcheck.py"], batch.grader_version())
     theirs = course_release(tmp_path)
-    with releases.kept():
-        releases.use(theirs)
-        assert setup_code().rstrip().endswith("import numpy as np") and setup_code().startswith(ours[0])
-        assert submission.public_files()["selfcheck.py"] == b"# the course's own\n"
-        assert batch.grader_version() != ours[2]  # a result graded against another release is graded again
-        assert quiz.released_mode() == "self-check"
+    assert setup_code(theirs).rstrip().endswith("import numpy as np") and setup_code(theirs).startswith(ours[0])
+    assert submission.public_files(theirs)["selfcheck.py"] == b"# the course's own\n"
+    assert batch.grader_version(theirs) != ours[2]  # a result graded against another release is graded again
+    assert quiz.released_mode(theirs) == "self-check"
     assert (setup_code(), submission.public_files()["selfcheck.py"], batch.grader_version()) == ours
+
+
+def test_nothing_remembers_a_release_two_runs_in_one_process_each_get_theirs(tmp_path):
+    """A grading service grades several courses in one process: a submission is read against the release
+    it is given, whatever was read before it."""
+    theirs = course_release(tmp_path)
+    path = tmp_path / "sub.ipynb"
+    path.write_bytes(assignment.release_folder().joinpath("attention.ipynb").read_bytes())
+    first = submission.read_submission(path, "a", theirs).cells["attention"][0][1]
+    second = submission.read_submission(path, "b").cells["attention"][0][1]
+    assert first.rstrip().endswith("import numpy as np") and not second.rstrip().endswith("import numpy as np")
+    assert submission.read_submission(path, "c", theirs).cells["attention"][0][1] == first
 
 
 def test_a_release_without_its_notebooks_is_not_one(tmp_path):
@@ -56,12 +66,9 @@ def test_a_release_without_its_notebooks_is_not_one(tmp_path):
 
 def test_the_release_travels_to_workers_as_data(tmp_path):
     """A worker is sent the files, never the course's folder (a Dask worker may be on another machine)."""
-    from autograder.pool.worker import WorkerSettings, use_release
+    from autograder.pool.worker import WorkerSettings, release_of
 
     theirs = course_release(tmp_path)
     settings = WorkerSettings.from_json(json.loads(json.dumps(WorkerSettings(release=dict(theirs.files)).to_json())))
-    with releases.kept():
-        use_release(settings)
-        assert releases.current().files == theirs.files
-        use_release(WorkerSettings())
-        assert releases.current() is releases.grader_release()
+    assert release_of(settings).files == theirs.files
+    assert release_of(WorkerSettings()) is None  # the grader's own copy

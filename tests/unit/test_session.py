@@ -67,7 +67,7 @@ def test_a_submission_whose_files_break_the_reader_is_noted_and_the_class_is_pla
     (tmp_path / "a.py").write_text("x = 1\n")
     (tmp_path / "b.py").write_text("x = 2\n")
     real = batch.read_submission
-    monkeypatch.setattr(batch, "read_submission", lambda path, sid: real(path, sid) if sid == "b" else 1 / 0)
+    monkeypatch.setattr(batch, "read_submission", lambda path, sid, release: real(path, sid, release) if sid == "b" else 1 / 0)
     found = batch.plan([(tmp_path / "a.py", "a"), (tmp_path / "b.py", "b")], tmp_path / "out", ("masks",), False)
     assert [s.id for s in found.todo] == ["a", "b"]
     assert found.todo[0].problems == ["the grader's reader failed on its files (ZeroDivisionError), so it was not read"]
