@@ -97,9 +97,10 @@ def open_course(assignment: str, root: Path | None = None) -> NbgraderCourse:
     saved_path = list(sys.path)
     try:
         app = AutogradeApp()
-        app.log_level = "WARN"
+        app.log_level = "ERROR"  # nbgrader warns of no config in the current folder, which it is told not to read
         app.load_cwd_config = False  # the course's own file, given as its root below: never the caller's folder
         app.initialize([], root=str(root))
+        app.log_level = "WARN"
     except SystemExit as exc:  # traitlets exits on a broken configuration
         raise CourseError(f"nbgrader could not read the configuration of {root} (exit {exc.code})") from None
     finally:

@@ -10,7 +10,7 @@ import pytest
 from autograder.nbgrader.course import CourseError, open_course
 
 
-def test_the_course_root_decides_never_the_current_folder(tmp_path, monkeypatch):
+def test_the_course_root_decides_never_the_current_folder(tmp_path, monkeypatch, capfd):
     root, elsewhere = tmp_path / "course", tmp_path / "elsewhere"
     root.mkdir()
     elsewhere.mkdir()
@@ -21,3 +21,4 @@ def test_the_course_root_decides_never_the_current_folder(tmp_path, monkeypatch)
     with pytest.raises(CourseError, match="the_course.db"):  # no gradebook yet: the error names the course's own
         open_course("attention", root)
     assert os.getcwd() == str(elsewhere)
+    assert "No nbgrader_config.py" not in capfd.readouterr().err  # the folder it was told not to read is not sought
