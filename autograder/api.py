@@ -33,7 +33,7 @@ from .classrun import RunError, RunInterrupted, RunOptions, RunOutcome, closing_
 from .engine.slots import usable_cpus
 from .gradescope import GradescopeError, Settings as GradescopeSettings, build as build_gradescope_zip, \
     run as run_in_gradescope
-from .isolation.confinement import keep_memory_private
+from .isolation.confinement import keep_memory_private as keep_memory_private  # for the command line
 from .isolation.limits import BUDGET_SECONDS, Limits
 from .model.files import RESULTS_FILE, write_atomically
 from .model.results import VISIBILITIES, CheckResult, Counting, GradedSubmission, Status, Visibility
@@ -53,9 +53,10 @@ __all__ = [
     "RunError", "RunInterrupted", "ExportError", "ResultsError",
     # Gradescope: the autograder zip, and the run inside it
     "build_gradescope_zip", "run_in_gradescope", "GradescopeSettings", "GradescopeError",
-    # what a front end offers as defaults and shows (the command line's options, the demo's tables)
-    "Limits", "BUDGET_SECONDS", "VISIBILITIES", "SIMILARITY_THRESHOLD", "MOODLE_OUT_OF", "usable_cpus",
-    "score_text", "item_analysis", "ITEMS_FILE", "OPTIONS_FILE", "keep_memory_private", "dask_security",
+    # what a front end offers as defaults and shows (the command line's options, the demo's tables); `Limits`,
+    # `BUDGET_SECONDS` and `keep_memory_private` are importable too (their modules are not on the docs site)
+    "VISIBILITIES", "SIMILARITY_THRESHOLD", "MOODLE_OUT_OF", "usable_cpus",
+    "score_text", "item_analysis", "ITEMS_FILE", "OPTIONS_FILE", "dask_security",
 ]
 
 PathLike = str | os.PathLike[str]
