@@ -19,17 +19,18 @@ class ClearSolutionsPerNotebook(ClearSolutions):
     clearing itself is ClearSolutions' own code, unchanged.
     """
 
+    code_stub: dict[str, str]  # ClearSolutions' own trait, declared for the type checker (nbgrader is untyped)
     notebook_code_stubs = Dict(
         {},
         help="Notebook id -> {language: code stub}: overrides ClearSolutions.code_stub for the notebooks it names.",
     ).tag(config=True)
 
     def preprocess(self, nb, resources):
-        notebook_id = (resources.get("nbgrader") or {}).get("notebook")
+        notebook_id = str((resources.get("nbgrader") or {}).get("notebook"))
         override = self.notebook_code_stubs.get(notebook_id)
         if not override:
             return super().preprocess(nb, resources)
-        default = self.code_stub
+        default: dict[str, str] = self.code_stub
         self.code_stub = {**default, **override}
         try:
             return super().preprocess(nb, resources)
