@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "autograder"
 # Top to bottom: each room, and what it is for. A room is a sub-package or a top-level module.
 ROOMS: list[tuple[str, ...]] = [
     ("cli", "__main__"),  # the command line: parses, calls the API, prints
+    ("service",),  # the grading service beside a JupyterHub: the exchange watched, a queue, the page
     ("api",),  # the public Python API: grade a class, grade one submission, export, read results
     ("gradescope",),  # the Gradescope zip and its run
     ("classrun",),  # one grading run of a class: the run's decisions, made once, passed down as values

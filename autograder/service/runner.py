@@ -1,0 +1,194 @@
+"""The service's loop: poll the exchange, record what is new, grade a fair batch, write the feedback each
+student may see now, and (under a hub) serve the page. `python -m autograder serve --config service.toml`.
+
+`--once` grades everything pending, writes all feedback and returns (tests, cron). Without it the loop runs
+until SIGTERM or SIGINT: between batches it stops at once; during a batch the run is interrupted as Ctrl-C
+interrupts `grade` (its workers stopped), and the rows it was grading stay 'grading', to be graded again
+when the service comes back (queue.py). Nothing is lost either way.
+
+Grading keeps the main thread (the class run's process pool sets signal handlers, which only the main thread
+may); the page runs in a thread of its own (web.Server) and reads the queue through its own connections.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from types import FrameType
+from typing import Callable
+
+from ..api import RunError, RunInterrupted
+from . import exchange, feedback, grading, render
+from .config import ServiceConfig
+from .policy import student_view, view_name
+from .queue import Queue, Row
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclass
+class Service:
+    """One service: its configuration, its queue, its clock."""
+
+    config: ServiceConfig
+    clock: Callable[[], datetime] = utc_now
+    tell: Callable[[str], None] = say
+    queue: Queue = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.queue = Queue(self.config.state)
+        self._secret: str | None = None
+
+    def secret(self) -> str:
+        if self._secret is None:
+            self._secret = self.config.secret()
+        return self._secret
+
+    # ---- one step of each kind
+
+    def poll(self) -> int:
+        """Records the exchange's new submissions; returns how many."""
+        found = exchange.scan(self.config.exchange, self.config.course, self.config.assignment, self.queue.keys())
+        for f in found:
+            if f.refused:
+                self.tell(f"refused {f.key}: {f.refused}")
+        return self.queue.record(found, self.clock())
+
+    def grade_batch(self) -> int:
+        """Grades the next fair batch (rows left 'grading' first); returns how many it took."""
+        rows = self.queue.next_batch(self.config.policy, self.clock(), grading.batch_size(self.config))
+        if not rows:
+            return 0
+        self.tell(f"grading {len(rows)}: {', '.join(f'{r.student} ({r.key})' for r in rows)}")
+        for item in grading.grade(self.config, rows, self.secret(), tell=self.tell):
+            now = self.clock()
+            if item.targets is not None:
+                self.queue.set_targets(item.row.id, item.targets)
+            if item.result is not None:
+                if not self.queue.finish(item.row.id, item.result, now):
+                    self.tell(f"{item.row.key}: already graded; this result is not stored")
+            else:
+                self.queue.fail(item.row.id, item.problem, now)
+                self.tell(f"{item.row.key}: {item.problem}")
+        self.write_feedback()
+        return len(rows)
+
+    def write_feedback(self) -> int:
+        """Writes the nbgrader feedback file of each submission whose view changed (graded, refused or waiting
+        since, or the due date passed); returns how many were written."""
+        now = self.clock()
+        view = view_name(self.config.policy, now)
+        written = 0
+        for row in self.queue.rows():
+            if row.impostor or row.state not in ("graded", "failed", "waiting", "refused"):
+                continue
+            shown = f"{view}/{row.state}"
+            if row.shown == shown:
+                continue
+            targets = row.targets or self._targets(row)
+            if targets:
+                page = render.feedback_page(self.config.assignment, student_view(row.seen(), self.config.policy, now))
+                feedback.write(self.config.exchange, self.config.course, targets, page)
+                written += 1
+            self.queue.mark_shown(row.id, shown)
+        return written
+
+    def _targets(self, row: Row) -> list[str]:
+        """The feedback files of a submission never graded (waiting, refused for the limit): its folder is read
+        for nbgrader's secret, within bounds, as for grading."""
+        read = exchange.read(self.config.exchange, self.config.course, row.key)
+        if isinstance(read, str):
+            return []
+        with tempfile.TemporaryDirectory(dir=self.config.state) as staged:
+            for name, data in read.files.items():
+                (Path(staged) / name).write_bytes(data)
+            found = feedback.targets(self.config.course, self.config.assignment, row.student, read, Path(staged))
+        self.queue.set_targets(row.id, found)
+        return found
+
+    def once(self) -> int:
+        """Everything pending graded and every feedback written, then return; the number graded."""
+        self.poll()
+        total = 0
+        while taken := self.grade_batch():
+            total += taken
+        self.write_feedback()
+        return total
+
+
+def serve(config: ServiceConfig, once: bool = False) -> int:
+    """The command `serve`: 0 on a clean stop (or `--once` done), 1 when grading cannot run on this machine."""
+    service = Service(config)
+    try:
+        service.secret()
+    except ValueError as exc:
+        say(f"error: {exc}")
+        return 2
+    if once:
+        try:
+            graded = service.once()
+        except RunError as exc:
+            say(f"error: {exc}")
+            return exc.status or 1
+        say(f"graded {graded} submission(s); feedback written to {feedback.folder(config.exchange, config.course)}")
+        return 0
+    return _loop(service)
+
+
+def _loop(service: Service) -> int:
+    from . import web  # jupyterhub: only where a hub runs the service
+
+    stop = threading.Event()
+    busy = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        stop.set()
+        if busy.is_set():
+            raise KeyboardInterrupt  # the class run stops its workers and raises RunInterrupted
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    server = None
+    address = web.hub_address()
+    if address is not None:
+        app = web.make_app(web.Site(service.queue, service.config, service.clock),
+                           os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/autograder/"))
+        server = web.Server(app, *address)
+        server.start()
+        service.tell(f"serving the page on {address[0]}:{address[1]}")
+    else:
+        service.tell("no JupyterHub around (JUPYTERHUB_SERVICE_URL unset): grading and writing feedback, no page")
+    try:
+        while not stop.is_set():
+            service.poll()
+            busy.set()
+            try:
+                taken = service.grade_batch()
+            except (RunInterrupted, KeyboardInterrupt):
+                break
+            except RunError as exc:
+                service.tell(f"error: {exc} (trying again)")
+                taken = 0
+            finally:
+                busy.clear()
+            service.write_feedback()
+            if not taken:
+                stop.wait(service.config.poll_seconds)
+    finally:
+        if server is not None:
+            server.stop()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        service.tell("stopped; what was being graded is graded again at the next start")
+    return 0
