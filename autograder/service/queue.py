@@ -139,7 +139,8 @@ class Queue:
 
     def next_batch(self, policy: Policy, now: datetime, size: int) -> list[Row]:
         """Up to `size` submissions to grade now, at most one per student, oldest first; marked 'grading' (and
-        counted as an attempt) in the same transaction. Rows left 'grading' by a stop come first. Rows over the
+        counted as an attempt) in the same transaction. Rows left 'grading' by a stop come first (already counted),
+        then the pending, each student's oldest, for the students not in the batch yet. Rows over the
         attempts limit wait or are refused here, with the message the student reads."""
         with self._transaction() as db:
             taken: list[int] = []
@@ -149,8 +150,6 @@ class Queue:
                 if student not in students and len(taken) < size:
                     taken.append(row_id)
                     students.add(student)
-            if taken:
-                return self._rows_in(db, taken)
             start = _iso(period_start(policy.period, now))
             used: dict[str, int] = {}
             pending = db.execute("SELECT id, student, state FROM submissions WHERE state IN ('queued', 'waiting') "
