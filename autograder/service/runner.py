@@ -29,6 +29,8 @@ from .config import ServiceConfig
 from .policy import student_view, view_name
 from .queue import Queue, Row
 
+REFUSED = 3  # the class run's status when this machine's sandboxes could reach what they must not (cli.py)
+
 
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
@@ -178,6 +180,9 @@ def _loop(service: Service) -> int:
             except (RunInterrupted, KeyboardInterrupt):
                 break
             except RunError as exc:
+                if exc.status == REFUSED:  # this machine's sandbox is too weak: no try will do better
+                    service.tell(f"error: {exc}")
+                    return REFUSED
                 service.tell(f"error: {exc} (trying again)")
                 taken = 0
             finally:
