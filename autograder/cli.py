@@ -199,14 +199,10 @@ def gradescope_command(args: argparse.Namespace) -> int:
 
 
 def serve_command(args: argparse.Namespace) -> int:
-    """`serve`: the grading service (service/runner.py), its configuration read here."""
-    from .service import config, runner
+    """`serve`: the grading service (service/runner.py), which reads its configuration itself."""
+    from .service import runner
 
-    try:
-        loaded = config.load(args.config)
-    except config.ConfigError as exc:
-        return _usage(str(exc))
-    return runner.serve(loaded, once=args.once)
+    return runner.main(args.config, once=args.once)
 
 
 def grade_command(args: argparse.Namespace, started: float) -> int:

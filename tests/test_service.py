@@ -208,3 +208,43 @@ def test_a_configuration_mistake_is_a_usage_error_naming_the_key(course):
     done = subprocess.run([sys.executable, "-m", "autograder", "serve", "--config", str(path), "--once"],
                           capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2 and "unknown key policy.atempts" in done.stderr
+
+
+def test_under_a_hub_the_page_is_served_behind_its_login_and_a_stop_is_clean(course):
+    """With the hub's variables set (no hub: nobody can log in), the loop serves its page on the service URL's
+    port: the API answers 403 and the page redirects to the hub's login; SIGTERM stops both, status 0."""
+    import socket
+    import urllib.error
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "JUPYTERHUB_SERVICE_URL": f"http://127.0.0.1:{port}", "JUPYTERHUB_API_TOKEN": "not-a-hub",
+           "JUPYTERHUB_API_URL": "http://127.0.0.1:9/hub/api", "JUPYTERHUB_SERVICE_PREFIX": "/services/autograder/",
+           "JUPYTERHUB_CLIENT_ID": "service-autograder", "JUPYTERHUB_BASE_URL": "/",
+           "JUPYTERHUB_OAUTH_CALLBACK_URL": "/services/autograder/oauth_callback"}
+    loop = subprocess.Popen([sys.executable, "-m", "autograder", "serve", "--config", str(configure(course))],
+                            cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    assert loop.stderr is not None
+    for line in loop.stderr:
+        if line.startswith("serving the page"):
+            break
+    base = f"http://127.0.0.1:{port}/services/autograder/"
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    opener = urllib.request.build_opener(NoRedirect)
+    codes = {}
+    for path in ("api/mine", "api/class", ""):
+        try:
+            codes[path] = opener.open(base + path).status
+        except urllib.error.HTTPError as exc:
+            codes[path] = (exc.code, exc.headers.get("Location", ""))
+    loop.send_signal(signal.SIGTERM)
+    rest = loop.stderr.read()
+    assert loop.wait() == 0, rest
+    assert codes["api/mine"][0] == 403 and codes["api/class"][0] == 403
+    assert codes[""][0] == 302 and "/hub/api/oauth2/authorize" in codes[""][1]

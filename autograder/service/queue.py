@@ -220,10 +220,11 @@ class Queue:
         found = self._rows("WHERE id = ?", (row_id,))
         return found[0] if found else None
 
-    def pending(self) -> int:
-        with self._connect() as db:
-            (count,) = db.execute("SELECT count(*) FROM submissions WHERE state IN ('queued', 'grading')").fetchone()
-        return int(count)
+    def unshown(self, view: str) -> list[Row]:
+        """The rows whose nbgrader feedback file is not written yet for `view` and their state (`mark_shown`):
+        graded, failed, waiting or refused for the limit; never one refused as someone else's."""
+        return self._rows("WHERE impostor = 0 AND state IN ('graded', 'failed', 'waiting', 'refused') "
+                          "AND shown != ? || '/' || state ORDER BY submitted, id", (view,))
 
     def _rows(self, where: str, args: tuple) -> list[Row]:
         with self._connect() as db:

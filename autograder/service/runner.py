@@ -25,7 +25,7 @@ from typing import Callable
 
 from ..api import RunError, RunInterrupted
 from . import exchange, feedback, grading, render
-from .config import ServiceConfig
+from .config import ConfigError, ServiceConfig, load
 from .policy import student_view, view_name
 from .queue import Queue, Row
 
@@ -93,12 +93,8 @@ class Service:
         now = self.clock()
         view = view_name(self.config.policy, now)
         written = 0
-        for row in self.queue.rows():
-            if row.impostor or row.state not in ("graded", "failed", "waiting", "refused"):
-                continue
+        for row in self.queue.unshown(view):
             shown = f"{view}/{row.state}"
-            if row.shown == shown:
-                continue
             targets = row.targets or self._targets(row)
             if targets:
                 page = render.feedback_page(self.config.assignment, student_view(row.seen(), self.config.policy, now))
@@ -128,6 +124,16 @@ class Service:
             total += taken
         self.write_feedback()
         return total
+
+
+def main(path: Path, once: bool = False) -> int:
+    """`python -m autograder serve --config PATH [--once]`: 2 for a mistake in the configuration, else `serve`'s."""
+    try:
+        loaded = load(path)
+    except ConfigError as exc:
+        say(f"error: {exc}")
+        return 2
+    return serve(loaded, once)
 
 
 def serve(config: ServiceConfig, once: bool = False) -> int:

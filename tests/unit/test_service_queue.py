@@ -101,3 +101,15 @@ def test_a_failed_grade_is_failed(tmp_path):
     (row,) = queue.next_batch(Policy(), NOW, size=4)
     queue.finish(row.id, GradedSubmission(f"s{row.id}", error="the grader broke"), NOW)
     assert queue.row(row.id).state == "failed" and queue.row(row.id).result.error == "the grader broke"
+
+
+def test_feedback_is_due_once_per_view_and_state_and_never_for_an_impostor(tmp_path):
+    queue = Queue(tmp_path)
+    queue.record([found("alice", 0), found("bob", 1, refused="named for bob but made by mallory")], NOW)
+    assert queue.unshown("checks") == []  # nothing graded yet; the impostor's folder gets none
+    (row,) = queue.next_batch(Policy(), NOW, size=4)
+    queue.finish(row.id, done(row.id), NOW)
+    assert [r.id for r in queue.unshown("checks")] == [row.id]
+    queue.mark_shown(row.id, "checks/graded")
+    assert queue.unshown("checks") == []
+    assert [r.id for r in queue.unshown("all")] == [row.id]  # the due date passed: written again
