@@ -52,6 +52,10 @@ class Notebooks:
     timestamp: str  # timestamp.txt, or the folder name's
 
 
+class ExchangeError(RuntimeError):
+    """inbound/ is there but cannot be listed: the service's account lacks read on it (docs/service.md)."""
+
+
 def inbound(exchange: Path, course: str) -> Path:
     return exchange / course / "inbound"
 
@@ -62,8 +66,11 @@ def scan(exchange: Path, course: str, assignment: str, seen: set[str] | None = N
     folder = inbound(exchange, course)
     try:
         listing = os.scandir(folder)
-    except OSError:
+    except FileNotFoundError:
         return []  # no inbound/ yet: nothing submitted
+    except OSError as exc:
+        raise ExchangeError(f"{folder}: cannot list it ({exc.strerror or exc}); the service's account needs to "
+                            "read it (nbgrader's c.CourseDirectory.groupshared, docs/service.md)") from None
     found = []
     with listing:
         for number, entry in enumerate(listing):

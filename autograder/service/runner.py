@@ -26,6 +26,7 @@ from typing import Callable
 from ..api import RunError, RunInterrupted
 from . import exchange, feedback, grading, render
 from .config import ConfigError, ServiceConfig, load
+from .exchange import ExchangeError
 from .policy import student_view, view_name
 from .queue import Queue, Row
 
@@ -52,6 +53,15 @@ class Service:
     def __post_init__(self) -> None:
         self.queue = Queue(self.config.state)
         self._secret: str | None = None
+        self.unwritten = 0  # feedback files that could not be written in the last pass (tried again next pass)
+        self._last_trouble = ""
+
+    def trouble(self, line: str) -> None:
+        """A problem of the service's own (a folder it cannot list or write), said when it starts or changes,
+        not at every poll."""
+        if line != self._last_trouble:
+            self.tell(f"error: {line}")
+            self._last_trouble = line
 
     def secret(self) -> str:
         if self._secret is None:
@@ -92,13 +102,19 @@ class Service:
         since, or the due date passed); returns how many were written."""
         now = self.clock()
         view = view_name(self.config.policy, now)
-        written = 0
+        written = self.unwritten = 0
         for row in self.queue.unshown(view):
             shown = f"{view}/{row.state}"
             targets = row.targets or self._targets(row)
             if targets:
                 page = render.feedback_page(self.config.assignment, student_view(row.seen(), self.config.policy, now))
-                feedback.write(self.config.exchange, self.config.course, targets, page)
+                try:
+                    feedback.write(self.config.exchange, self.config.course, targets, page)
+                except OSError as exc:  # left unshown: written at the next pass, once the folder allows it
+                    self.unwritten += 1
+                    self.trouble(f"{feedback.folder(self.config.exchange, self.config.course)}: cannot write "
+                                 f"feedback there ({exc.strerror or exc}); docs/service.md says what it needs")
+                    continue
                 written += 1
             self.queue.mark_shown(row.id, shown)
         return written
@@ -150,7 +166,13 @@ def serve(config: ServiceConfig, once: bool = False) -> int:
         except RunError as exc:
             say(f"error: {exc}")
             return exc.status or 1
+        except (ExchangeError, OSError) as exc:
+            say(f"error: {exc}")
+            return 1
         say(f"graded {graded} submission(s); feedback written to {feedback.folder(config.exchange, config.course)}")
+        if service.unwritten:
+            say(f"error: {service.unwritten} submission(s)' feedback could not be written")
+            return 1
         return 0
     return _loop(service)
 
@@ -179,7 +201,10 @@ def _loop(service: Service) -> int:
         service.tell("no JupyterHub around (JUPYTERHUB_SERVICE_URL unset): grading and writing feedback, no page")
     try:
         while not stop.is_set():
-            service.poll()
+            try:
+                service.poll()
+            except ExchangeError as exc:
+                service.trouble(str(exc))
             busy.set()
             try:
                 taken = service.grade_batch()
@@ -189,7 +214,10 @@ def _loop(service: Service) -> int:
                 if exc.status == REFUSED:  # this machine's sandbox is too weak: no try will do better
                     service.tell(f"error: {exc}")
                     return REFUSED
-                service.tell(f"error: {exc} (trying again)")
+                service.trouble(f"{exc} (trying again)")
+                taken = 0
+            except OSError as exc:  # its own state folder full or unwritable: the rows wait, 'grading'
+                service.trouble(f"{exc} (trying again)")
                 taken = 0
             finally:
                 busy.clear()
