@@ -48,7 +48,12 @@ class ServiceConfig:
     instructors: str = "instructors"
     poll_seconds: float = 1.0
     dask: str = ""
+    student_id: str = "{name}"  # the nbgrader student id of hub user {name} (TLJH: "jupyter-{name}")
     policy: Policy = Policy()
+
+    def student_of(self, user: str) -> str:
+        """The nbgrader student id whose submissions the hub user `user` sees."""
+        return self.student_id.replace("{name}", user)
 
     def secret(self) -> str:
         """The hidden-input secret, read when grading starts (as `grade --secret`), never kept in the config."""
@@ -63,7 +68,8 @@ class ServiceConfig:
         return text
 
 
-_SERVICE_KEYS = {"exchange", "course", "assignment", "state", "secret_file", "instructors", "poll_seconds", "dask"}
+_SERVICE_KEYS = {"exchange", "course", "assignment", "state", "secret_file", "instructors", "poll_seconds", "dask",
+                 "student_id"}
 _REQUIRED = ("exchange", "course", "assignment", "state", "secret_file")
 _POLICY_KEYS = {"attempts", "period", "over_limit", "due", "before_due", "after_due"}
 
@@ -98,20 +104,26 @@ def parse(table: dict[str, Any], where: str = "service.toml") -> ServiceConfig:
     for key in _REQUIRED:
         if key not in service:
             raise ConfigError(f"{where}: service.{key} is required")
-    text = {key: _text(service, key, where) for key in (*_REQUIRED, "instructors", "dask") if key in service}
+    text = {key: _text(service, key, where) for key in (*_REQUIRED, "instructors", "dask", "student_id")
+            if key in service}
     for key in ("course", "assignment"):
         if not text[key] or any(c in text[key] for c in "+/*\\") or text[key] in (".", ".."):
             raise ConfigError(f"{where}: service.{key} = {text[key]!r}: an nbgrader id (no '+', '/', '\\' or '*')")
     for key in ("exchange", "state", "secret_file"):
         if not text[key] or not Path(text[key]).is_absolute():
             raise ConfigError(f"{where}: service.{key} = {text[key]!r}: an absolute path")
+    template = text.get("student_id", "{name}")
+    if template.count("{name}") != 1 or any(c in template.replace("{name}", "") for c in "+/*\\{}"):
+        raise ConfigError(f"{where}: service.student_id = {template!r}: the student id with {{name}} once for the hub "
+                          "user's name, e.g. \"jupyter-{name}\" (TLJH)")
     poll = service.get("poll_seconds", 1.0)
     if isinstance(poll, bool) or not isinstance(poll, (int, float)) or not 0.05 <= poll <= 3600:
         raise ConfigError(f"{where}: service.poll_seconds = {poll!r}: a number of seconds from 0.05 to 3600")
     return ServiceConfig(exchange=Path(text["exchange"]), course=text["course"], assignment=text["assignment"],
                          state=Path(text["state"]), secret_file=Path(text["secret_file"]),
                          instructors=text.get("instructors", "instructors") or "instructors",
-                         poll_seconds=float(poll), dask=text.get("dask", ""), policy=_policy(policy, where))
+                         poll_seconds=float(poll), dask=text.get("dask", ""), student_id=template,
+                         policy=_policy(policy, where))
 
 
 def _policy(table: dict[str, Any], where: str) -> Policy:

@@ -152,9 +152,9 @@ class Queue:
                     students.add(student)
             start = _iso(period_start(policy.period, now))
             used: dict[str, int] = {}
-            pending = db.execute("SELECT id, student, state FROM submissions WHERE state IN ('queued', 'waiting') "
-                                 "ORDER BY submitted, id").fetchall()
-            for row_id, student, state in pending:
+            pending = db.execute("SELECT id, student, state, message FROM submissions WHERE state IN ('queued', "
+                                 "'waiting') ORDER BY submitted, id").fetchall()
+            for row_id, student, state, said in pending:
                 if len(taken) >= size:
                     break
                 if student in students:
@@ -165,7 +165,7 @@ class Queue:
                 if over_limit(policy, used[student]):
                     message = limit_message(policy, now)
                     new_state = "waiting" if policy.over_limit == "wait" and policy.period != "total" else "refused"
-                    if state != new_state or new_state == "waiting":
+                    if (state, said) != (new_state, message):
                         db.execute("UPDATE submissions SET state = ?, message = ? WHERE id = ?",
                                    (new_state, message, row_id))
                     if new_state == "waiting":

@@ -43,7 +43,7 @@ class Site:
 
     def mine(self, user: str) -> dict[str, Any]:
         now = self.clock()
-        rows = [r for r in self.queue.rows(user) if not r.impostor]
+        rows = [r for r in self.queue.rows(self.config.student_of(user)) if not r.impostor]
         return {"user": user, "submissions": [student_view(r.seen(), self.config.policy, now) for r in rows],
                 "verified": all(r.verified for r in rows)}
 

@@ -104,3 +104,11 @@ def test_the_secret_is_read_from_its_file(tmp_path):
     secret.write_text("\n")
     with pytest.raises(ConfigError, match="not empty"):
         config.secret()
+
+
+def test_the_student_id_of_a_hub_user_follows_its_template():
+    assert parse(table()).student_of("alice") == "alice"
+    assert parse(table(service__student_id="jupyter-{name}")).student_of("alice") == "jupyter-alice"
+    for wrong in ("jupyter", "{name}-{name}", "a+{name}", "{user}"):
+        with pytest.raises(ConfigError, match="service.student_id"):
+            parse(table(service__student_id=wrong))

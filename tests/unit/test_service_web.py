@@ -114,3 +114,13 @@ def test_any_spelling_of_the_prefix_routes_alike(prefix, tmp_path):
     app = make_app(Site(Queue(tmp_path / "state"), config, lambda: NOW), prefix)
     patterns = [rule.matcher.regex.pattern for rule in app.wildcard_router.rules]
     assert patterns[0] == r"/services/autograder/$"
+
+
+def test_a_hub_user_sees_the_submissions_of_their_student_id(tmp_path):
+    """TLJH names alice's account `jupyter-alice`, and nbgrader her submissions after it: `student_id` maps."""
+    queue = Queue(tmp_path / "state")
+    queue.record([Found(f"{name}+attention+{NOW} UTC", name, NOW, name, True) for name in ("jupyter-alice", "alice")],
+                 NOW)
+    config = ServiceConfig(tmp_path, "c", "a", tmp_path / "state", tmp_path / "s", student_id="jupyter-{name}")
+    mine = Site(queue, config, lambda: NOW).mine("alice")
+    assert [e["id"] for e in mine["submissions"]] == [queue.rows("jupyter-alice")[0].id]
