@@ -41,7 +41,7 @@ def jobs() -> int:
 def batch_size(config: ServiceConfig) -> int:
     """How many submissions (one per student) a batch takes: enough to keep every worker busy, few enough that
     a submission arriving meanwhile waits at most one batch."""
-    return 64 if config.dask else max(2, 2 * jobs())
+    return 64 if config.dask else max(4, 4 * jobs())
 
 
 def grade(config: ServiceConfig, rows: list[Row], secret: str, tell: Callable[[str], None] | None = None) -> list[Graded]:
