@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
 from typing import Callable
+from urllib.parse import urlparse
 
 from ..api import RunError, RunInterrupted
 from . import exchange, feedback, grading, render
@@ -177,9 +178,16 @@ def serve(config: ServiceConfig, once: bool = False) -> int:
     return _loop(service)
 
 
-def _loop(service: Service) -> int:
-    from . import web  # jupyterhub: only where a hub runs the service
+def hub_address() -> tuple[str, int] | None:
+    """Where the hub asks the service to listen (JUPYTERHUB_SERVICE_URL), or None outside a hub."""
+    url = os.environ.get("JUPYTERHUB_SERVICE_URL")
+    if not url or not os.environ.get("JUPYTERHUB_API_TOKEN"):
+        return None
+    parsed = urlparse(url)
+    return parsed.hostname or "127.0.0.1", parsed.port or (443 if parsed.scheme == "https" else 80)
 
+
+def _loop(service: Service) -> int:
     stop = threading.Event()
     busy = threading.Event()
 
@@ -190,16 +198,23 @@ def _loop(service: Service) -> int:
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     server = None
-    address = web.hub_address()
-    if address is not None:
-        app = web.make_app(web.Site(service.queue, service.config, service.clock),
-                           os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/autograder/"))
-        server = web.Server(app, *address)
-        server.start()
-        service.tell(f"serving the page on {address[0]}:{address[1]}")
-    else:
-        service.tell("no JupyterHub around (JUPYTERHUB_SERVICE_URL unset): grading and writing feedback, no page")
+    address = hub_address()
     try:
+        if address is not None:
+            from . import web  # jupyterhub's service authentication: only where a hub runs the service
+
+            app = web.make_app(web.Site(service.queue, service.config, service.clock),
+                               os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/autograder/"))
+            server = web.Server(app, *address)
+            try:
+                server.start()
+            except OSError as exc:
+                service.tell(f"error: cannot serve the page on {address[0]}:{address[1]} ({exc.strerror or exc})")
+                server = None
+                return 1
+            service.tell(f"serving the page on {address[0]}:{address[1]}")
+        else:
+            service.tell("no JupyterHub around (JUPYTERHUB_SERVICE_URL unset): grading and writing feedback, no page")
         while not stop.is_set():
             try:
                 service.poll()

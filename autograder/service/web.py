@@ -19,7 +19,6 @@ import threading
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
-from urllib.parse import urlparse
 
 import tornado.web
 from jupyterhub.services.auth import HubOAuthCallbackHandler, HubOAuthenticated
@@ -132,15 +131,6 @@ def make_app(site: Site, prefix: str) -> tornado.web.Application:
     routes: list[Any] = [(at, PageHandler, {"site": site}), (at + r"api/mine", MineHandler, {"site": site}),
                          (at + r"api/class", ClassHandler, {"site": site}), (at + r"oauth_callback", HubOAuthCallbackHandler)]
     return tornado.web.Application(routes, cookie_secret=os.urandom(32), autoreload=False)
-
-
-def hub_address() -> tuple[str, int] | None:
-    """Where the hub asks the service to listen (JUPYTERHUB_SERVICE_URL), or None outside a hub."""
-    url = os.environ.get("JUPYTERHUB_SERVICE_URL")
-    if not url or not os.environ.get("JUPYTERHUB_API_TOKEN"):
-        return None
-    parsed = urlparse(url)
-    return parsed.hostname or "127.0.0.1", parsed.port or (443 if parsed.scheme == "https" else 80)
 
 
 class Server:
