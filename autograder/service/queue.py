@@ -11,6 +11,9 @@ found 'grading' when the service starts was being graded when it stopped, with n
 graded again; a graded row is never taken again. Folders submitted while the service was down are simply
 new to the next scan.
 
+A graded attempt is counted when its grading starts; one that failed (the grader could not grade it) gives
+the attempt back.
+
 Fair per student: a batch takes at most one submission of each student, the students in the order of their
 oldest pending submission, so a flood from one student delays only that student's own later submissions.
 """
@@ -161,7 +164,7 @@ class Queue:
                     continue  # one per student per batch: the rest wait their turn, in order
                 if student not in used:
                     (used[student],) = db.execute("SELECT count(*) FROM submissions WHERE student = ? AND admitted "
-                                                  "IS NOT NULL AND admitted >= ?", (student, start)).fetchone()
+                                                  "IS NOT NULL AND admitted >= ? AND state != 'failed'", (student, start)).fetchone()
                 if over_limit(policy, used[student]):
                     message = limit_message(policy, now)
                     new_state = "waiting" if policy.over_limit == "wait" and policy.period != "total" else "refused"

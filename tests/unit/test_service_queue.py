@@ -113,3 +113,13 @@ def test_feedback_is_due_once_per_view_and_state_and_never_for_an_impostor(tmp_p
     queue.mark_shown(row.id, "checks/graded")
     assert queue.unshown("checks") == []
     assert [r.id for r in queue.unshown("all")] == [row.id]  # the due date passed: written again
+
+
+def test_a_failed_grade_gives_the_attempt_back(tmp_path):
+    queue = Queue(tmp_path)
+    policy = Policy(attempts=1, period="day", over_limit="wait")
+    queue.record([found("alice", 0), found("alice", 1)], NOW)
+    (first,) = queue.next_batch(policy, NOW, size=4)
+    queue.finish(first.id, GradedSubmission(f"s{first.id}", error="the grader broke"), NOW)
+    (second,) = queue.next_batch(policy, NOW, size=4)
+    assert second.id != first.id and second.state == "grading"
