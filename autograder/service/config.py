@@ -13,6 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .. import assignment
+
 PERIODS = ("hour", "day", "week", "total")
 OVER_LIMIT = ("wait", "refuse")
 SHOWN = ("all", "checks", "received")  # what a student sees of a graded submission (policy.py)
@@ -50,6 +52,16 @@ class ServiceConfig:
     dask: str = ""
     student_id: str = "{name}"  # the nbgrader student id of hub user {name} (TLJH: "jupyter-{name}")
     policy: Policy = Policy()
+    release: Path | None = None  # the release graded against; None: what the students fetched (`release_folder`)
+
+    def release_folder(self) -> Path | None:
+        """The release graded against: the one configured, else the exchange's outbound/<assignment>/ (what
+        `nbgrader fetch_assignment` gave the students) where it holds the assignment's notebook; None where
+        neither does: the package's own copy."""
+        if self.release is not None:
+            return self.release
+        outbound = self.exchange / self.course / "outbound" / self.assignment
+        return outbound if (outbound / f"{assignment.NOTEBOOKS[0]}.ipynb").is_file() else None
 
     def student_of(self, user: str) -> str:
         """The nbgrader student id whose submissions the hub user `user` sees."""
@@ -69,7 +81,7 @@ class ServiceConfig:
 
 
 _SERVICE_KEYS = {"exchange", "course", "assignment", "state", "secret_file", "instructors", "poll_seconds", "dask",
-                 "student_id"}
+                 "student_id", "release"}
 _REQUIRED = ("exchange", "course", "assignment", "state", "secret_file")
 _POLICY_KEYS = {"attempts", "period", "over_limit", "due", "before_due", "after_due"}
 
@@ -104,12 +116,12 @@ def parse(table: dict[str, Any], where: str = "service.toml") -> ServiceConfig:
     for key in _REQUIRED:
         if key not in service:
             raise ConfigError(f"{where}: service.{key} is required")
-    text = {key: _text(service, key, where) for key in (*_REQUIRED, "instructors", "dask", "student_id")
+    text = {key: _text(service, key, where) for key in (*_REQUIRED, "instructors", "dask", "student_id", "release")
             if key in service}
     for key in ("course", "assignment"):
         if not text[key] or any(c in text[key] for c in "+/*\\") or text[key] in (".", ".."):
             raise ConfigError(f"{where}: service.{key} = {text[key]!r}: an nbgrader id (no '+', '/', '\\' or '*')")
-    for key in ("exchange", "state", "secret_file"):
+    for key in ("exchange", "state", "secret_file", *(("release",) if "release" in text else ())):
         if not text[key] or not Path(text[key]).is_absolute():
             raise ConfigError(f"{where}: service.{key} = {text[key]!r}: an absolute path")
     template = text.get("student_id", "{name}")
@@ -123,7 +135,7 @@ def parse(table: dict[str, Any], where: str = "service.toml") -> ServiceConfig:
                          state=Path(text["state"]), secret_file=Path(text["secret_file"]),
                          instructors=text.get("instructors", "instructors") or "instructors",
                          poll_seconds=float(poll), dask=text.get("dask", ""), student_id=template,
-                         policy=_policy(policy, where))
+                         policy=_policy(policy, where), release=Path(text["release"]) if "release" in text else None)
 
 
 def _policy(table: dict[str, Any], where: str) -> Policy:

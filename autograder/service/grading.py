@@ -68,7 +68,8 @@ def grade(config: ServiceConfig, rows: list[Row], secret: str, tell: Callable[[s
             paths.append(staged)
         if paths:
             options = RunOptions(out=folder / "out", paths=tuple(paths), secret=secret, jobs=jobs(), progress=False,
-                                 similarity=None, dask=config.dask or None, tell=tell)
+                                 similarity=None, dask=config.dask or None, tell=tell,
+                                 release=config.release_folder())
             outcome = api.grade_class(options)
             results = {g.id: g for g in outcome.graded}
             for item in done:

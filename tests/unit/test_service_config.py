@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +113,18 @@ def test_the_student_id_of_a_hub_user_follows_its_template():
     for wrong in ("jupyter", "{name}-{name}", "a+{name}", "{user}"):
         with pytest.raises(ConfigError, match="service.student_id"):
             parse(table(service__student_id=wrong))
+
+
+def test_the_release_graded_against_is_what_the_students_fetched(tmp_path):
+    """Default: the exchange's outbound/<assignment>/ where nbgrader released it; else the package's own (None);
+    a configured folder wins, and must be an absolute path."""
+    service = {"exchange": str(tmp_path), "course": "c", "assignment": "attention", "state": str(tmp_path / "s"),
+               "secret_file": str(tmp_path / "secret")}
+    assert parse({"service": service}).release_folder() is None
+    outbound = tmp_path / "c" / "outbound" / "attention"
+    outbound.mkdir(parents=True)
+    (outbound / "attention.ipynb").write_text("{}")
+    assert parse({"service": service}).release_folder() == outbound
+    assert parse({"service": {**service, "release": "/srv/r"}}).release_folder() == Path("/srv/r")
+    with pytest.raises(ConfigError, match="service.release"):
+        parse({"service": {**service, "release": "relative/r"}})
