@@ -4,7 +4,8 @@ release_assignment, then each student's fetch_assignment and submit, as tools/co
 student. The page under a real JupyterHub is tests/hub/'s; its handlers are tests/unit/test_service_web.py's.
 
 Nothing here waits on the clock: the loop is stopped when it says it is grading (its own line on stderr), and
-every other step is a command that returns when it is done.
+every other step is a command that returns when it is done, or a look at the queue repeated until what it waits
+for is there (its deadline only fails a test that would otherwise hang).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -29,7 +31,10 @@ pytestmark = pytest.mark.slow  # nbgrader's commands and grading runs
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENT = "attention"
-HOSTILE = ROOT / "tests" / "adversarial" / "cases" / "kill_everything.py"
+CASES = ROOT / "tests" / "adversarial" / "cases"
+HOSTILE = CASES / "kill_everything.py"
+LOOPS = CASES / "infinite_loop_in_function.py"  # and loops at import too (hostile_student): until its time budget
+DEADLINE = 900  # seconds: only a hung test reaches it
 
 
 @pytest.fixture(scope="module")
@@ -81,10 +86,37 @@ def rows(course: C.Course) -> list:
     return Queue(course.work / "state").rows()
 
 
-def hostile_student(name: str) -> C.SimulatedStudent:
-    """A student whose masks answer holds an adversarial case (tests/adversarial/cases/) after the solution."""
-    cell, code = C.patch_cell(HOSTILE.read_text(), C.solution_answers()[ASSIGNMENT], "masks", C.setup_code())
-    return C.SimulatedStudent(name, "hostile: " + HOSTILE.stem, {cell: code})
+def hostile_student(name: str, case: Path = HOSTILE, then: str = "") -> C.SimulatedStudent:
+    """A student whose masks answer holds an adversarial case (tests/adversarial/cases/) after the solution, and
+    `then` after it."""
+    cell, code = C.patch_cell(case.read_text() + then, C.solution_answers()[ASSIGNMENT], "masks", C.setup_code())
+    return C.SimulatedStudent(name, "hostile: " + case.stem, {cell: code})
+
+
+def serve_loop(path: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "autograder", "serve", "--config", str(path)], cwd=ROOT,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def hear(loop: subprocess.Popen, start: str) -> list[str]:
+    """The loop's stderr up to its first line that starts with `start`."""
+    assert loop.stderr is not None
+    heard = []
+    for line in loop.stderr:
+        heard.append(line)
+        if line.startswith(start):
+            return heard
+    raise AssertionError(f"the loop ended without saying {start!r}: " + "".join(heard))
+
+
+def stop(loop: subprocess.Popen) -> str:
+    """SIGTERM; its status must be 0; the rest of what it said."""
+    assert loop.stderr is not None
+    loop.send_signal(signal.SIGTERM)
+    rest = loop.stderr.read()
+    assert loop.wait() == 0, rest
+    assert "stopped" in rest
+    return rest
 
 
 RIGHT = C.SimulatedStudent("alice", "the solution")
@@ -114,32 +146,23 @@ def test_a_stop_loses_nothing_and_a_restart_grades_each_once(course):
     """The loop stopped by SIGTERM while grading; a submission made while it is down; both graded once after."""
     C.enrol(course, [RIGHT])
     path = configure(course)
-    loop = subprocess.Popen([sys.executable, "-m", "autograder", "serve", "--config", str(path)], cwd=ROOT,
-                            stderr=subprocess.PIPE, text=True)
-    assert loop.stderr is not None
-    heard = []
-    for line in loop.stderr:  # its own word that it took the submission
-        heard.append(line)
-        if line.startswith("grading 1: alice"):
-            break
-    loop.send_signal(signal.SIGTERM)
-    rest = loop.stderr.read()
-    assert loop.wait() == 0, "".join(heard) + rest
-    assert "stopped" in rest
+    loop = serve_loop(path)
+    hear(loop, "grading 1: alice")  # its own word that it took the submission
+    stop(loop)
     (left,) = rows(course)
     assert left.state == "grading" and left.result is None  # it was being graded; nothing was stored
     C.enrol(course, [NOTHING])  # submitted while the service is down
     said = serve_once(path)
-    assert "grading 2: alice" in said
+    assert any(line.startswith("grading ") and f"alice ({left.key})" in line for line in said.splitlines()), said
     after = {r.student: r for r in rows(course)}
     assert {s: r.state for s, r in after.items()} == {"alice": "graded", "bob": "graded"}
     assert after["alice"].id == left.id and len(rows(course)) == 2
     assert "graded 0 submission(s)" in serve_once(path)
 
 
-def test_one_students_flood_does_not_delay_another(course):
-    """Alice submits ten times (copies in place of her nbgrader submission), then Bob once: Bob is in the first
-    batch graded, beside Alice's oldest."""
+def test_one_students_flood_does_not_delay_another_nor_takes_two_batches(course):
+    """Alice submits ten times (copies in place of her nbgrader submission), then Bob once: Bob is graded at
+    once, beside Alice's oldest; Alice never has two submissions being graded, however many batches run."""
     C.enrol(course, [RIGHT])
     inbound = course.exchange / course.course_id / "inbound"
     (first,) = inbound.iterdir()
@@ -149,10 +172,49 @@ def test_one_students_flood_does_not_delay_another(course):
     C.enrol(course, [NOTHING])
     service = Service(service_config.load(configure(course)), tell=lambda _line: None)
     assert service.poll() == 11
-    assert service.grade_batch() == 2
-    graded = [r for r in rows(course) if r.state == "graded"]
-    assert sorted(r.student for r in graded) == ["alice", "bob"]
-    assert min(r.submitted for r in rows(course) if r.student == "alice") in {r.submitted for r in graded}
+    oldest = min(r.submitted for r in rows(course) if r.student == "alice")
+    try:
+        service.admit()
+        grading = [r for r in rows(course) if r.state == "grading"]
+        assert sorted(r.student for r in grading) == ["alice", "bob"]
+        assert oldest in {r.submitted for r in grading}
+        while sum(r.state == "graded" for r in rows(course)) < 3:
+            in_flight = [row.student for batch in service.batches for row in batch.rows]
+            assert sorted(in_flight) == sorted(set(in_flight))
+            assert [r.student for r in rows(course) if r.state == "grading"].count("alice") <= 1
+            service.collect(None)
+            service.admit()
+    finally:
+        service.stop_batches()
+    graded = sorted((r.student, r.submitted) for r in rows(course) if r.state == "graded")
+    assert [s for s, _ in graded] == ["alice", "alice", "bob"] and graded[0][1] == oldest
+
+
+def test_a_hostile_submission_being_graded_does_not_delay_another_students(course):
+    """Mallory's submission loops until its time budget ends it; Alice submits while it is being graded. The
+    loop admits Alice's in a batch of its own: her feedback is written while Mallory's is still 'grading'."""
+    C.enrol(course, [hostile_student("mallory", LOOPS, then="\nwhile True:\n    pass\n")])
+    loop = serve_loop(configure(course, before_due="all"))
+    try:
+        hear(loop, "grading 1: mallory")
+        C.enrol(course, [RIGHT])
+        deadline = time.monotonic() + DEADLINE
+        while not any(r.student == "alice" and r.state == "graded" for r in rows(course)):
+            assert loop.poll() is None, "the loop ended"
+            assert time.monotonic() < deadline, "alice's submission was never graded"
+            time.sleep(0.2)
+        by = {r.student: r for r in rows(course)}
+        assert by["mallory"].state == "grading" and by["mallory"].result is None
+        alice = by["alice"].result
+        while not (seen := fetch_feedback(course, "alice")):  # her feedback follows her grade in the same pass
+            assert time.monotonic() < deadline, "alice's feedback was never written"
+            time.sleep(0.2)
+        assert all(f"{alice.total:g} / {alice.max_score:g}" in text for text in seen.values())
+        assert {r.student: r.state for r in rows(course)}["mallory"] == "grading"
+    finally:
+        if loop.poll() is None:
+            stop(loop)
+    assert {r.student: r.state for r in rows(course)} == {"mallory": "grading", "alice": "graded"}
 
 
 @pytest.mark.parametrize("over_limit", ["wait", "refuse"])

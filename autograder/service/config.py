@@ -20,6 +20,7 @@ OVER_LIMIT = ("wait", "refuse")
 SHOWN = ("all", "checks", "received")  # what a student sees of a graded submission (policy.py)
 MAX_CONFIG_BYTES = 64 * 2**10
 MAX_SECRET_BYTES = 4096
+MAX_CONCURRENT = 64
 
 
 class ConfigError(ValueError):
@@ -50,6 +51,7 @@ class ServiceConfig:
     instructors: str = "instructors"
     poll_seconds: float = 1.0
     dask: str = ""
+    concurrent_batches: int = 2  # batches graded at once, each in a process of its own
     student_id: str = "{name}"  # the nbgrader student id of hub user {name} (TLJH: "jupyter-{name}")
     policy: Policy = Policy()
     release: Path | None = None  # the release graded against; None: what the students fetched (`release_folder`)
@@ -81,7 +83,7 @@ class ServiceConfig:
 
 
 _SERVICE_KEYS = {"exchange", "course", "assignment", "state", "secret_file", "instructors", "poll_seconds", "dask",
-                 "student_id", "release"}
+                 "student_id", "release", "concurrent_batches"}
 _REQUIRED = ("exchange", "course", "assignment", "state", "secret_file")
 _POLICY_KEYS = {"attempts", "period", "over_limit", "due", "before_due", "after_due"}
 
@@ -131,10 +133,15 @@ def parse(table: dict[str, Any], where: str = "service.toml") -> ServiceConfig:
     poll = service.get("poll_seconds", 1.0)
     if isinstance(poll, bool) or not isinstance(poll, (int, float)) or not 0.05 <= poll <= 3600:
         raise ConfigError(f"{where}: service.poll_seconds = {poll!r}: a number of seconds from 0.05 to 3600")
+    concurrent = service.get("concurrent_batches", 2)
+    if isinstance(concurrent, bool) or not isinstance(concurrent, int) or not 1 <= concurrent <= MAX_CONCURRENT:
+        raise ConfigError(f"{where}: service.concurrent_batches = {concurrent!r}: a whole number of batches graded "
+                          f"at once, from 1 to {MAX_CONCURRENT}")
     return ServiceConfig(exchange=Path(text["exchange"]), course=text["course"], assignment=text["assignment"],
                          state=Path(text["state"]), secret_file=Path(text["secret_file"]),
                          instructors=text.get("instructors", "instructors") or "instructors",
-                         poll_seconds=float(poll), dask=text.get("dask", ""), student_id=template,
+                         poll_seconds=float(poll), dask=text.get("dask", ""), concurrent_batches=concurrent,
+                         student_id=template,
                          policy=_policy(policy, where), release=Path(text["release"]) if "release" in text else None)
 
 

@@ -5,19 +5,31 @@ Each submission's notebooks are read from the exchange within bounds (exchange.r
 service's own state as `s<row id>/`, so the run's ids are the queue's and never a name a student chose. A
 submission whose folder cannot be read fails alone with why; one that crashes, hangs or attacks its sandbox
 is that submission's status in the run's outcome, as in any class run: a hostile submission costs only itself.
+
+The service grades each batch in a process of its own (`child`, started by runner.py from a forkserver, never
+a fork of the service, which has threads): the class run's pool sets signal handlers, which only a main thread
+may, and the service's loop keeps admitting while a batch runs. The child answers once through a pipe: each
+row's outcome as plain data (`answer`, read back with `answered`), or the RunError that stopped the run.
+It leads a process group of its own, with the workers it starts: the service stops it with SIGINT to that group,
+which is what Ctrl-C does to `grade` (the run stops its workers and keeps nothing half done); SIGTERM to it
+alone does the same. It then answers nothing.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
+import sys
 import tempfile
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Callable
+from types import FrameType
+from typing import Any, Callable
 
 from .. import api
-from ..api import GradedSubmission, RunError, RunOptions
+from ..api import GradedSubmission, RunError, RunInterrupted, RunOptions
 from . import exchange, feedback
 from .config import ServiceConfig
 from .queue import Row
@@ -38,10 +50,17 @@ def jobs() -> int:
     return max(1, len(os.sched_getaffinity(0)))
 
 
+def batch_jobs(config: ServiceConfig) -> int:
+    """Workers of each batch: the cores shared among the batches graded at once, so that a batch held by a
+    hostile submission keeps only its own share of the machine."""
+    return max(1, jobs() // config.concurrent_batches)
+
+
 def batch_size(config: ServiceConfig) -> int:
-    """How many submissions (one per student) a batch takes: enough to keep every worker busy, few enough that
-    a submission arriving meanwhile waits at most one batch."""
-    return 64 if config.dask else max(4, 4 * jobs())
+    """How many submissions (one per student) a batch takes: one per worker of the batch, so that a submission
+    that runs to its time budget holds back no more batch-mates than it must (their results come back with the
+    batch), while the other batches go on; on a Dask cluster, enough to keep it busy."""
+    return 64 if config.dask else batch_jobs(config)
 
 
 def grade(config: ServiceConfig, rows: list[Row], secret: str, tell: Callable[[str], None] | None = None) -> list[Graded]:
@@ -67,7 +86,8 @@ def grade(config: ServiceConfig, rows: list[Row], secret: str, tell: Callable[[s
                                                              staged)))
             paths.append(staged)
         if paths:
-            options = RunOptions(out=folder / "out", paths=tuple(paths), secret=secret, jobs=jobs(), progress=False,
+            options = RunOptions(out=folder / "out", paths=tuple(paths), secret=secret, jobs=batch_jobs(config),
+                                 progress=False,
                                  similarity=None, dask=config.dask or None, tell=tell,
                                  release=config.release_folder())
             outcome = api.grade_class(options)
@@ -82,4 +102,52 @@ def grade(config: ServiceConfig, rows: list[Row], secret: str, tell: Callable[[s
         shutil.rmtree(folder, ignore_errors=True)
 
 
-__all__ = ["Graded", "RunError", "batch_size", "grade", "jobs"]
+Answer = tuple[Any, ...]  # ("graded", [(row id, result json | None, problem, targets | None)...]) | ("error", text, status)
+
+
+def answer(done: list[Graded]) -> Answer:
+    return ("graded", [(g.row.id, g.result.to_json() if g.result is not None else None, g.problem, g.targets)
+                       for g in done])
+
+
+def answered(items: list[tuple[int, Any, str, list[str] | None]]) -> list[tuple[int, GradedSubmission | None, str,
+                                                                             list[str] | None]]:
+    """`answer`'s items as the parent stores them: (row id, result, problem, targets)."""
+    return [(row_id, GradedSubmission.from_json(result) if result is not None else None, problem,
+             list(targets) if targets is not None else None) for row_id, result, problem, targets in items]
+
+
+def _interrupted(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # the class run stops its workers and raises RunInterrupted
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def child(config: ServiceConfig, rows: list[Row], secret: str, pipe: Connection) -> None:
+    """A batch's own process: grades `rows` and answers through `pipe`, once; nothing when interrupted."""
+    os.setpgrp()
+    signal.signal(signal.SIGTERM, _interrupted)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    reply: Answer | None = None
+    try:
+        try:
+            reply = answer(grade(config, rows, secret, tell=_say))
+        except (RunInterrupted, KeyboardInterrupt):
+            reply = None
+        except RunError as exc:
+            reply = ("error", str(exc), exc.status)
+        except OSError as exc:  # its own state folder full or unwritable
+            reply = ("error", str(exc), 1)
+        if reply is not None:
+            pipe.send(reply)
+        pipe.close()
+    except KeyboardInterrupt:  # a stop while answering: the rows are graded again at the next start
+        pass
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # no teardown of all that grading loaded
+
+
+__all__ = ["Answer", "Graded", "RunError", "answer", "answered", "batch_jobs", "batch_size", "child", "grade", "jobs"]

@@ -15,7 +15,12 @@ A graded attempt is counted when its grading starts; one that failed (the grader
 the attempt back.
 
 Fair per student: a batch takes at most one submission of each student, the students in the order of their
-oldest pending submission, so a flood from one student delays only that student's own later submissions.
+oldest pending submission, and none of a student who has a submission in another batch still being graded
+(`exclude`), so a flood from one student delays only that student's own later submissions.
+
+A batch is graded in a process of its own (runner.py). One that ends without an answer (killed, crashed) leaves
+its rows 'grading', to be taken again; `died` counts it, and a row whose batch died `MAX_DEATHS` times is failed
+with why, never taken again.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Collection, Iterable, Iterator
 
 from ..api import GradedSubmission
 from .config import Policy
@@ -35,6 +40,9 @@ from .policy import Seen, limit_message, over_limit, period_start
 
 STATES = ("queued", "waiting", "grading", "graded", "refused", "failed")
 DATABASE = "queue.sqlite3"
+MAX_DEATHS = 3  # batches of a submission that ended without an answer before it is failed
+DIED = ("The grader stopped {n} times while grading this submission, so it is not graded again; the course's "
+        "staff have been told.")
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS submissions (
@@ -52,7 +60,8 @@ CREATE TABLE IF NOT EXISTS submissions (
     finished TEXT,
     result TEXT,                        -- GradedSubmission.to_json(), with the state that stores it
     targets TEXT NOT NULL DEFAULT '[]', -- the nbgrader feedback files it has (their hashes), once known
-    shown TEXT NOT NULL DEFAULT ''      -- the view its nbgrader feedback file was last written for
+    shown TEXT NOT NULL DEFAULT '',     -- the view its nbgrader feedback file was last written for
+    deaths INTEGER NOT NULL DEFAULT 0   -- batches of it that ended without an answer
 );
 CREATE INDEX IF NOT EXISTS by_state ON submissions (state, submitted, id);
 CREATE INDEX IF NOT EXISTS by_student ON submissions (student, admitted);
@@ -93,6 +102,8 @@ class Queue:
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(_SCHEMA)
+            if "deaths" not in {column for (_, column, *_) in db.execute("PRAGMA table_info(submissions)")}:
+                db.execute("ALTER TABLE submissions ADD COLUMN deaths INTEGER NOT NULL DEFAULT 0")  # an older state
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -140,14 +151,15 @@ class Queue:
         """Rows left 'grading' (the service stopped while grading them): to grade again."""
         return self._rows("WHERE state = 'grading' ORDER BY submitted, id", ())
 
-    def next_batch(self, policy: Policy, now: datetime, size: int) -> list[Row]:
-        """Up to `size` submissions to grade now, at most one per student, oldest first; marked 'grading' (and
-        counted as an attempt) in the same transaction. Rows left 'grading' by a stop come first (already counted),
-        then the pending, each student's oldest, for the students not in the batch yet. Rows over the
+    def next_batch(self, policy: Policy, now: datetime, size: int, exclude: Collection[str] = ()) -> list[Row]:
+        """Up to `size` submissions to grade now, at most one per student, oldest first, none of the students in
+        `exclude` (those with a submission in a batch still being graded); marked 'grading' (and counted as an
+        attempt) in the same transaction. Rows left 'grading' by a stop or a batch that died come first (already
+        counted), then the pending, each student's oldest, for the students not in the batch yet. Rows over the
         attempts limit wait or are refused here, with the message the student reads."""
         with self._transaction() as db:
             taken: list[int] = []
-            students: set[str] = set()
+            students: set[str] = set(exclude)
             for row_id, student in db.execute("SELECT id, student FROM submissions WHERE state = 'grading' "
                                               "ORDER BY submitted, id").fetchall():
                 if student not in students and len(taken) < size:
@@ -200,6 +212,20 @@ class Queue:
         with self._transaction() as db:
             db.execute("UPDATE submissions SET state = 'failed', message = ?, finished = ?, shown = '' "
                        "WHERE id = ? AND state = 'grading'", (message, _iso(now), row_id))
+
+    def died(self, row_ids: Iterable[int], now: datetime) -> list[int]:
+        """The batch grading `row_ids` ended without an answer: each stays 'grading', to be taken again, unless
+        its batches died `MAX_DEATHS` times; then it is failed, with why. Returns the ids failed."""
+        failed = []
+        with self._transaction() as db:
+            for row_id in row_ids:
+                found = db.execute("UPDATE submissions SET deaths = deaths + 1 WHERE id = ? AND state = 'grading' "
+                                   "RETURNING deaths", (row_id,)).fetchone()
+                if found and found[0] >= MAX_DEATHS:
+                    db.execute("UPDATE submissions SET state = 'failed', message = ?, finished = ?, shown = '' "
+                               "WHERE id = ?", (DIED.format(n=found[0]), _iso(now), row_id))
+                    failed.append(row_id)
+        return failed
 
     def set_targets(self, row_id: int, targets: list[str]) -> None:
         """The nbgrader feedback files of a submission (feedback.targets), kept so that writing them again (the

@@ -1,30 +1,38 @@
-"""The service's loop: poll the exchange, record what is new, grade a fair batch, write the feedback each
+"""The service's loop: poll the exchange, record what is new, grade fair batches, write the feedback each
 student may see now, and (under a hub) serve the page. `python -m autograder serve --config service.toml`.
 
-`--once` grades everything pending, writes all feedback and returns (tests, cron). Without it the loop runs
-until SIGTERM or SIGINT: between batches it stops at once; during a batch the run is interrupted as Ctrl-C
-interrupts `grade` (its workers stopped), and the rows it was grading stay 'grading', to be graded again
-when the service comes back (queue.py). Nothing is lost either way.
+Batches are graded at once, up to `concurrent_batches`, each in a process of its own (grading.child, started
+from a forkserver: the class run's pool sets signal handlers, which only a main thread may, and the service has
+the page's thread). The loop keeps polling and admitting while they run, so a submission that runs to its time
+budget holds back only the batch-mates admitted with it. A student with a submission in a batch being graded
+gets none in another (queue.next_batch's `exclude`): a student's flood occupies one batch at most.
 
-Grading keeps the main thread (the class run's process pool sets signal handlers, which only the main thread
-may); the page runs in a thread of its own (web.Server) and reads the queue through its own connections.
+`--once` grades everything pending the same way, writes all feedback and returns (tests, cron). Without it the
+loop runs until SIGTERM or SIGINT: it stops admitting, and each batch's process is interrupted as Ctrl-C
+interrupts `grade` (its workers stopped); the rows they were grading stay 'grading', to be graded again when
+the service comes back (queue.py). A batch's process that ends without an answer leaves its rows 'grading',
+taken again by a later batch, and failed after `queue.MAX_DEATHS` such ends. Nothing is lost either way.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
 from datetime import datetime, timezone
 from pathlib import Path
 from types import FrameType
-from typing import Callable
+from typing import Any, Callable
 from urllib.parse import urlparse
 
-from ..api import RunError, RunInterrupted
+from ..api import RunError
 from . import exchange, feedback, grading, render
 from .config import ConfigError, ServiceConfig, load
 from .exchange import ExchangeError
@@ -42,6 +50,28 @@ def say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+@dataclass(eq=False)
+class Batch:
+    """A batch being graded: its process, the pipe it answers through, its rows."""
+
+    process: BaseProcess
+    answers: Connection
+    rows: list[Row]
+
+
+_context: Any = None
+
+
+def context() -> Any:
+    """The processes batches run in: from a forkserver (the grading modules loaded once), never a fork of the
+    service itself, which has threads."""
+    global _context
+    if _context is None:
+        _context = multiprocessing.get_context("forkserver")
+        _context.set_forkserver_preload([grading.__name__])
+    return _context
+
+
 @dataclass
 class Service:
     """One service: its configuration, its queue, its clock."""
@@ -56,6 +86,9 @@ class Service:
         self._secret: str | None = None
         self.unwritten = 0  # feedback files that could not be written in the last pass (tried again next pass)
         self._last_trouble = ""
+        self.batches: list[Batch] = []  # being graded, each in its own process
+        self.stopping = False  # set by a stop: a batch's process that ends now was interrupted, not dead
+        self._hold_until = 0.0  # after a run that could not go on: no batch admitted before (time.monotonic)
 
     def trouble(self, line: str) -> None:
         """A problem of the service's own (a folder it cannot list or write), said when it starts or changes,
@@ -79,24 +112,117 @@ class Service:
                 self.tell(f"refused {f.key}: {f.refused}")
         return self.queue.record(found, self.clock())
 
-    def grade_batch(self) -> int:
-        """Grades the next fair batch (rows left 'grading' first); returns how many it took."""
-        rows = self.queue.next_batch(self.config.policy, self.clock(), grading.batch_size(self.config))
+    def admit(self) -> int:
+        """Starts batches while fewer than `concurrent_batches` are being graded; returns how many rows they took."""
+        taken = 0
+        while len(self.batches) < self.config.concurrent_batches and time.monotonic() >= self._hold_until:
+            batch = self.start_batch()
+            if batch is None:
+                break
+            taken += len(batch.rows)
+        return taken
+
+    def start_batch(self) -> Batch | None:
+        """The next fair batch (rows left 'grading' first), none of a student being graded, started in a process
+        of its own; None when there is nothing to grade now."""
+        busy = {row.student for batch in self.batches for row in batch.rows}
+        rows = self.queue.next_batch(self.config.policy, self.clock(), grading.batch_size(self.config), exclude=busy)
         if not rows:
-            return 0
+            return None
         self.tell(f"grading {len(rows)}: {', '.join(f'{r.student} ({r.key})' for r in rows)}")
-        for item in grading.grade(self.config, rows, self.secret(), tell=self.tell):
-            now = self.clock()
-            if item.targets is not None:
-                self.queue.set_targets(item.row.id, item.targets)
-            if item.result is not None:
-                if not self.queue.finish(item.row.id, item.result, now):
-                    self.tell(f"{item.row.key}: already graded; this result is not stored")
+        answers, answer = context().Pipe(duplex=False)
+        process = context().Process(target=grading.child, args=(self.config, rows, self.secret(), answer),
+                                    name=f"autograder-batch-{rows[0].id}", daemon=False)
+        try:
+            process.start()
+        finally:
+            answer.close()
+        batch = Batch(process, answers, rows)
+        self.batches.append(batch)
+        return batch
+
+    def collect(self, timeout: float | None, wake: list[Any] | None = None) -> int:
+        """Waits up to `timeout` seconds (None: no limit) for a batch to answer or end (or for `wake` to be
+        readable), and stores what every batch that did answered; returns how many rows it stored or gave back.
+        Raises RunError for a batch whose run could not start or go on (its rows stay 'grading')."""
+        waited: list[Any] = [*(b.answers for b in self.batches), *(b.process.sentinel for b in self.batches),
+                             *(wake or [])]
+        if waited:
+            wait(waited, timeout)
+        elif timeout:
+            time.sleep(timeout)
+        done = 0
+        for batch in list(self.batches):
+            reply: Any = None
+            try:
+                if batch.answers.poll():
+                    reply = batch.answers.recv()
+                elif batch.process.is_alive():
+                    continue
+                elif batch.answers.poll():  # it answered, then ended, between the two looks
+                    reply = batch.answers.recv()
+            except (EOFError, OSError):
+                reply = None
+            self.batches.remove(batch)
+            self._end(batch)
+            done += self._store(batch, reply)
+        return done
+
+    def _end(self, batch: Batch) -> None:
+        batch.answers.close()
+        batch.process.join(30)
+        if batch.process.is_alive():
+            batch.process.kill()
+            batch.process.join()
+
+    def _store(self, batch: Batch, reply: Any) -> int:
+        now = self.clock()
+        keys = {row.id: row.key for row in batch.rows}
+        if reply is None:
+            if self.stopping:  # interrupted by the stop: graded again at the next start
+                return 0
+            failed = set(self.queue.died(keys, now))
+            self.tell(f"the batch of {', '.join(keys.values())} ended without an answer (exit status "
+                      f"{batch.process.exitcode}): " + ("; ".join(f"{keys[i]} failed" for i in sorted(failed))
+                                                        or "graded again"))
+            return len(failed)
+        if reply[0] == "error":
+            self._hold_until = time.monotonic() + self.config.poll_seconds
+            raise RunError(str(reply[1]), int(reply[2]) if reply[2] is not None else 1)
+        for row_id, result, problem, targets in grading.answered(reply[1]):
+            if targets is not None:
+                self.queue.set_targets(row_id, targets)
+            if result is not None:
+                if not self.queue.finish(row_id, result, now):
+                    self.tell(f"{keys[row_id]}: already graded; this result is not stored")
             else:
-                self.queue.fail(item.row.id, item.problem, now)
-                self.tell(f"{item.row.key}: {item.problem}")
+                self.queue.fail(row_id, problem, now)
+                self.tell(f"{keys[row_id]}: {problem}")
+        return len(keys)
+
+    def stop_batches(self) -> None:
+        """Interrupts every batch being graded as Ctrl-C interrupts `grade`: SIGINT to its process group, its
+        workers with it; their rows stay 'grading'."""
+        self.stopping = True
+        for batch in self.batches:
+            if batch.process.is_alive() and batch.process.pid is not None:
+                try:
+                    os.killpg(batch.process.pid, signal.SIGINT)
+                except OSError:  # not its group's leader yet: nothing of its run started
+                    batch.process.terminate()
+        for batch in self.batches:
+            self._end(batch)
+        self.batches.clear()
+
+    def grade_batch(self) -> int:
+        """Grades the next fair batch in its own process and stores it; returns how many rows it took."""
+        batch = self.start_batch()
+        if batch is None:
+            return 0
+        while batch in self.batches:
+            self.collect(None)
         self.write_feedback()
-        return len(rows)
+        return len(batch.rows)
 
     def write_feedback(self) -> int:
         """Writes the nbgrader feedback file of each submission whose view changed (graded, refused or waiting
@@ -134,11 +260,19 @@ class Service:
         return found
 
     def once(self) -> int:
-        """Everything pending graded and every feedback written, then return; the number graded."""
+        """Everything pending graded (up to `concurrent_batches` batches at once) and every feedback written,
+        then return; the number of rows taken."""
         self.poll()
         total = 0
-        while taken := self.grade_batch():
-            total += taken
+        try:
+            while True:
+                total += self.admit()
+                if not self.batches:
+                    break
+                self.collect(None)
+                self.write_feedback()
+        finally:
+            self.stop_batches()
         self.write_feedback()
         return total
 
@@ -164,6 +298,9 @@ def serve(config: ServiceConfig, once: bool = False) -> int:
     if once:
         try:
             graded = service.once()
+        except KeyboardInterrupt:  # its batches were interrupted as Ctrl-C interrupts `grade`
+            say("interrupted: what was being graded is graded again at the next run")
+            return 130
         except RunError as exc:
             say(f"error: {exc}")
             return exc.status or 1
@@ -189,12 +326,17 @@ def hub_address() -> tuple[str, int] | None:
 
 def _loop(service: Service) -> int:
     stop = threading.Event()
-    busy = threading.Event()
+    woken, wake = os.pipe()  # a stop wakes the loop where it waits on its batches
+    os.set_blocking(woken, False)
+    os.set_blocking(wake, False)
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         stop.set()
-        if busy.is_set():
-            raise KeyboardInterrupt  # the class run stops its workers and raises RunInterrupted
+        service.stopping = True
+        try:
+            os.write(wake, b"\0")
+        except OSError:
+            pass
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     server = None
@@ -220,29 +362,29 @@ def _loop(service: Service) -> int:
                 service.poll()
             except ExchangeError as exc:
                 service.trouble(str(exc))
-            busy.set()
             try:
-                taken = service.grade_batch()
-            except (RunInterrupted, KeyboardInterrupt):
-                break
+                service.admit()
+                service.collect(service.config.poll_seconds, wake=[woken])
             except RunError as exc:
                 if exc.status == REFUSED:  # this machine's sandbox is too weak: no try will do better
                     service.tell(f"error: {exc}")
                     return REFUSED
                 service.trouble(f"{exc} (trying again)")
-                taken = 0
             except OSError as exc:  # its own state folder full or unwritable: the rows wait, 'grading'
                 service.trouble(f"{exc} (trying again)")
-                taken = 0
-            finally:
-                busy.clear()
             service.write_feedback()
-            if not taken:
-                stop.wait(service.config.poll_seconds)
+            try:
+                while os.read(woken, 64):
+                    pass
+            except OSError:
+                pass
     finally:
+        service.stop_batches()
         if server is not None:
             server.stop()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+        os.close(woken)
+        os.close(wake)
         service.tell("stopped; what was being graded is graded again at the next start")
     return 0

@@ -19,6 +19,7 @@ secret_file = "/etc/autograder/secret"
 instructors = "instructors"
 poll_seconds = 1.0
 dask = ""
+concurrent_batches = 2
 
 [policy]
 attempts = 3
@@ -36,6 +37,7 @@ def test_the_contracts_example_reads(tmp_path):
     config = load(path)
     assert config.course == "attention101" and config.assignment == "attention"
     assert str(config.exchange) == "/srv/nbgrader/exchange" and config.poll_seconds == 1.0 and config.dask == ""
+    assert config.concurrent_batches == 2
     assert config.policy == Policy(3, "day", "wait", datetime(2026, 12, 20, 23, 59, tzinfo=timezone.utc), "checks", "all")
 
 
@@ -65,6 +67,9 @@ def table(**changes):
     ({"service__course": "a+b"}, "service.course"),
     ({"service__poll_seconds": "1"}, "service.poll_seconds"),
     ({"service__poll_seconds": 0}, "service.poll_seconds"),
+    ({"service__concurrent_batches": 0}, "service.concurrent_batches"),
+    ({"service__concurrent_batches": 1.5}, "service.concurrent_batches"),
+    ({"service__concurrent_batches": True}, "service.concurrent_batches"),
     ({"policy__attempts": -1}, "policy.attempts"),
     ({"policy__attempts": True}, "policy.attempts"),
     ({"policy__period": "month"}, "policy.period"),

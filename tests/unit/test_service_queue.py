@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 from autograder.api import CheckResult, GradedSubmission
 from autograder.service.config import Policy
 from autograder.service.exchange import Found
-from autograder.service.queue import Queue
+from autograder.service.queue import MAX_DEATHS, Queue
 
 T0 = datetime(2026, 12, 10, 9, 0, tzinfo=timezone.utc)
 NOW = datetime(2026, 12, 10, 12, 0, tzinfo=timezone.utc)
@@ -41,6 +41,46 @@ def test_a_flood_from_one_student_does_not_delay_another(tmp_path):
         assert queue.finish(row.id, done(row.id), NOW)
     second = queue.next_batch(Policy(), NOW, size=4)
     assert [r.student for r in second] == ["alice"] and second[0].submitted == T0 + timedelta(minutes=1)
+
+
+def test_a_student_being_graded_gets_no_second_batch(tmp_path):
+    """Batches graded at once: the students of the batches in flight are excluded from the next, so a student
+    with ten queued submissions never has two being graded."""
+    queue = Queue(tmp_path)
+    queue.record([found("alice", m) for m in range(10)] + [found("bob", 5), found("carol", 6)], NOW)
+    first = queue.next_batch(Policy(), NOW, size=1)
+    assert [r.student for r in first] == ["alice"]
+    second = queue.next_batch(Policy(), NOW, size=4, exclude={"alice"})
+    assert [r.student for r in second] == ["bob", "carol"]
+    assert queue.next_batch(Policy(), NOW, size=4, exclude={"alice", "bob", "carol"}) == []
+    in_flight = [r for r in queue.rows() if r.state == "grading"]
+    assert sorted(r.student for r in in_flight) == ["alice", "bob", "carol"]
+    # the batch of bob and carol died: their rows, left 'grading', are taken again; alice's, in flight, is not
+    assert [r.id for r in queue.next_batch(Policy(), NOW, size=4, exclude={"alice"})] == [r.id for r in second]
+
+
+def test_a_row_whose_batch_dies_is_taken_again_then_failed(tmp_path):
+    queue = Queue(tmp_path)
+    queue.record([found("alice", 0)], NOW)
+    for _death in range(1, MAX_DEATHS):
+        (row,) = queue.next_batch(Policy(), NOW, size=4)
+        assert queue.died([row.id], NOW) == [] and queue.row(row.id).state == "grading"
+    (row,) = queue.next_batch(Policy(), NOW, size=4)
+    assert queue.died([row.id], NOW) == [row.id]
+    failed = queue.row(row.id)
+    assert failed.state == "failed" and f"stopped {MAX_DEATHS} times" in failed.message
+    assert queue.next_batch(Policy(), NOW, size=4) == []
+
+
+def test_a_state_from_before_deaths_were_counted_is_upgraded(tmp_path):
+    import sqlite3
+
+    queue = Queue(tmp_path)
+    queue.record([found("alice", 0)], NOW)
+    with sqlite3.connect(queue.path) as db:
+        db.execute("ALTER TABLE submissions DROP COLUMN deaths")
+    (row,) = Queue(tmp_path).next_batch(Policy(), NOW, size=4)
+    assert Queue(tmp_path).died([row.id], NOW) == []
 
 
 def test_a_row_left_grading_is_graded_again_and_stored_once(tmp_path):
