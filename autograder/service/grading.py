@@ -56,11 +56,18 @@ def batch_jobs(config: ServiceConfig) -> int:
     return max(1, jobs() // config.concurrent_batches)
 
 
-def batch_size(config: ServiceConfig) -> int:
-    """How many submissions (one per student) a batch takes: one per worker of the batch, so that a submission
-    that runs to its time budget holds back no more batch-mates than it must (their results come back with the
-    batch), while the other batches go on; on a Dask cluster, enough to keep it busy."""
-    return 64 if config.dask else batch_jobs(config)
+def batch_size(config: ServiceConfig, students: int = 0, free: int = 1) -> int:
+    """How many submissions (one per student) the next batch takes, with `students` waiting to be graded (none
+    of them in a batch being graded) and `free` batches that may start now: one per worker of the batch when
+    few wait, so that a lone submission is graded at once and one that runs to its time budget holds back no
+    batch-mate (their results come back with the batch); when many wait, their share of the free batches, up
+    to four per worker, so that a burst does not pay a batch's start for each submission. On a Dask cluster,
+    enough to keep it busy."""
+    if config.dask:
+        return 64
+    workers = batch_jobs(config)
+    share = -(-students // max(1, free))
+    return max(workers, min(4 * workers, share))
 
 
 def grade(config: ServiceConfig, rows: list[Row], secret: str, tell: Callable[[str], None] | None = None) -> list[Graded]:

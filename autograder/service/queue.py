@@ -151,6 +151,14 @@ class Queue:
         """Rows left 'grading' (the service stopped while grading them): to grade again."""
         return self._rows("WHERE state = 'grading' ORDER BY submitted, id", ())
 
+    def waiting_students(self, exclude: Collection[str] = ()) -> int:
+        """How many students have a submission to grade (queued, waiting, or left 'grading'), not counting those in
+        `exclude`."""
+        with self._connect() as db:
+            found = {s for (s,) in db.execute("SELECT DISTINCT student FROM submissions WHERE state IN ('queued', "
+                                              "'waiting', 'grading')")}
+        return len(found - set(exclude))
+
     def next_batch(self, policy: Policy, now: datetime, size: int, exclude: Collection[str] = ()) -> list[Row]:
         """Up to `size` submissions to grade now, at most one per student, oldest first, none of the students in
         `exclude` (those with a submission in a batch still being graded); marked 'grading' (and counted as an

@@ -72,6 +72,14 @@ def context() -> Any:
     return _context
 
 
+def start_forkserver() -> None:
+    """The forkserver started (the grading modules loaded in it) before the first submission arrives, not by it."""
+    context()
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
+
+
 @dataclass
 class Service:
     """One service: its configuration, its queue, its clock."""
@@ -126,7 +134,9 @@ class Service:
         """The next fair batch (rows left 'grading' first), none of a student being graded, started in a process
         of its own; None when there is nothing to grade now."""
         busy = {row.student for batch in self.batches for row in batch.rows}
-        rows = self.queue.next_batch(self.config.policy, self.clock(), grading.batch_size(self.config), exclude=busy)
+        size = grading.batch_size(self.config, self.queue.waiting_students(busy),
+                                  self.config.concurrent_batches - len(self.batches))
+        rows = self.queue.next_batch(self.config.policy, self.clock(), size, exclude=busy)
         if not rows:
             return None
         self.tell(f"grading {len(rows)}: {', '.join(f'{r.student} ({r.key})' for r in rows)}")
@@ -295,6 +305,7 @@ def serve(config: ServiceConfig, once: bool = False) -> int:
     except ValueError as exc:
         say(f"error: {exc}")
         return 2
+    start_forkserver()
     if once:
         try:
             graded = service.once()

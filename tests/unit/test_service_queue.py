@@ -163,3 +163,11 @@ def test_a_failed_grade_gives_the_attempt_back(tmp_path):
     queue.finish(first.id, GradedSubmission(f"s{first.id}", error="the grader broke"), NOW)
     (second,) = queue.next_batch(policy, NOW, size=4)
     assert second.id != first.id and second.state == "grading"
+
+
+def test_the_students_waiting_are_counted_without_those_in_flight(tmp_path):
+    queue = Queue(tmp_path)
+    queue.record([found("alice", m) for m in range(3)] + [found("bob", 5), found("carol", 6)], NOW)
+    assert queue.waiting_students() == 3
+    (row,) = queue.next_batch(Policy(), NOW, size=1)
+    assert queue.waiting_students(exclude={"alice"}) == 2 and queue.waiting_students() == 3
