@@ -59,6 +59,9 @@ class RunOptions:
     paths: tuple[Path, ...] = ()  # notebooks, .py modules, folders of one student's files or of a class
     nbgrader: str | None = None  # grade every collected submission of this nbgrader assignment, fill its gradebook
     course_root: Path | None = None  # the nbgrader course's root, and where nbgrader_config.py is read (default: cwd)
+    # grade against the release in this folder (what the students fetched: an exchange's outbound/<assignment>/);
+    # None: the grader's own copy, or with `nbgrader` the course's build
+    release: Path | None = None
     secret: str | None = None  # seeds every student's inputs; None: an error with `nbgrader`, else a warning
     parts: tuple[str, ...] = assignment.PART_NAMES  # in assignment order
     jobs: int = 1  # submissions graded at once on this machine (CPU slots)
@@ -195,7 +198,9 @@ def _course(options: RunOptions, course_root: Path, given: list[tuple[Path, str]
     """(the nbgrader course or None, the release graded against (None: the grader's own), every (path, id) to
     grade, each course student's reports folder). A course is graded against its own build (nbgrader/build.py)."""
     if not options.nbgrader:
-        return None, None, given, {}
+        return None, _given_release(options.release), given, {}
+    if options.release is not None:
+        raise RunError("give a release folder or an nbgrader course, not both: a course is graded against its own build")
     from .nbgrader.build import graded_build
     from .nbgrader.course import CourseError, open_course
 
@@ -214,6 +219,16 @@ def _course(options: RunOptions, course_root: Path, given: list[tuple[Path, str]
                  f"`nbgrader collect {options.nbgrader}` or `nbgrader zip_collect {options.nbgrader}` first)")
     _check_paths(tuple(path for path, _ in named), options.nbgrader)
     return course, release, named, folders
+
+
+def _given_release(folder: Path | None) -> releases.Release | None:
+    """The release in `folder` (None: the grader's own copy); RunError names what it lacks."""
+    if folder is None:
+        return None
+    try:
+        return releases.read(Path(folder), f"the release in {folder}")
+    except (FileNotFoundError, NotADirectoryError, PermissionError) as exc:
+        raise RunError(f"{folder}: not a release to grade against ({exc})") from None
 
 
 def _grade(options: RunOptions, secret: str, out: Path, paths: list[tuple[Path, str]], pool: Pool, quiz_line: str,

@@ -1,6 +1,7 @@
 """python -m autograder grade PATH... --out DIR [--jobs N] [--secret S] [--nbgrader ASSIGNMENT] ...
    python -m autograder export (--from-grades GRADES_CSV | --nbgrader ASSIGNMENT) --roster CSV [--canvas F] [--moodle F]
    python -m autograder gradescope --out ZIP --secret-file FILE [...]      python -m autograder --version
+   python -m autograder serve --config service.toml [--once]
 
 Parsing, then calls the public API (api.py: grading, exporting) or the Gradescope zip's builder;
 nothing is decided here. Exit status 0 when every submission was graded, whatever the students
@@ -127,6 +128,12 @@ def _parser() -> argparse.ArgumentParser:
     z.add_argument("--run", type=Path, metavar="ROOT",
                    help="inside Gradescope, as the zip's run_autograder calls it: grade ROOT/submission and write "
                         "ROOT/results/results.json (not for use outside Gradescope's image)")
+    s = sub.add_parser("serve", help="the grading service: grade each submission as it reaches the nbgrader exchange, "
+                                     "write its feedback, and (under a JupyterHub) serve its page (docs/service.md)",
+                       allow_abbrev=False)
+    s.add_argument("--config", type=Path, required=True, metavar="SERVICE_TOML", help="the service's configuration")
+    s.add_argument("--once", action="store_true",
+                   help="grade everything pending, write all feedback, then exit (for tests and cron)")
     sub.add_parser("bench", add_help=False, allow_abbrev=False,
                    help="time nbgrader autograde against this grader on a simulated class (in a checkout; "
                         "`bench --help` for its options)")
@@ -189,6 +196,13 @@ def gradescope_command(args: argparse.Namespace) -> int:
     print(f"wrote {args.out}:\n" + "\n".join(listing))
     print("Upload it as the assignment's autograder (Gradescope: Configure Autograder, zip file upload).")
     return 0
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """`serve`: the grading service (service/runner.py), which reads its configuration itself."""
+    from .service import runner
+
+    return runner.main(args.config, once=args.once)
 
 
 def grade_command(args: argparse.Namespace, started: float) -> int:
@@ -270,4 +284,6 @@ def main(argv: list[str] | None = None) -> int:
         return export_command(args)
     if args.command == "gradescope":
         return gradescope_command(args)
+    if args.command == "serve":
+        return serve_command(args)
     return grade_command(args, started)

@@ -343,6 +343,20 @@ def _read_bytes(path: Path, limit: int) -> bytes | str:
         return _read_within(fh, limit, path.suffix == ".ipynb", "grew to more than")
 
 
+def read_regular(path: Path, limit: int) -> tuple[bytes, os.stat_result] | str:
+    """The bytes of the regular file at `path` and what fstat says of the file opened (its owner, for whoever
+    must know who wrote it: the grading service's exchange), or why not; read as every file of a submission
+    is (`_read_bytes`): no link followed, the size bounded before reading, a notebook's JSON cost as read."""
+    opened = _open_regular(path, limit, lambda size: f"is {size:,} bytes, over the limit of {limit:,}, {REFUSED}")
+    if isinstance(opened, str):
+        return opened
+    fh, _ = opened
+    with fh:
+        info = os.fstat(fh.fileno())
+        data = _read_within(fh, limit, path.suffix == ".ipynb", "grew to more than")
+    return data if isinstance(data, str) else (data, info)
+
+
 def _open_regular(path: Path, limit: int, too_large: Callable[[int], str]) -> tuple[IO[bytes], int] | str:
     """The regular file at `path`, open for reading, and its size; or why not (`too_large(size)` over `limit`
     bytes). Opened without following a link and without waiting on a pipe; a pipe, socket or device is

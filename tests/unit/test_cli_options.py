@@ -17,7 +17,7 @@ def test_every_parser_refuses_prefixes_of_its_options():
     parser = cli._parser()
     assert parser.allow_abbrev is False
     (subparsers,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    assert set(subparsers.choices) == {"grade", "export", "gradescope", "bench"}
+    assert set(subparsers.choices) == {"grade", "export", "gradescope", "serve", "bench"}
     assert all(sub.allow_abbrev is False for sub in subparsers.choices.values())
 
 

@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "autograder"
 # Top to bottom: each room, and what it is for. A room is a sub-package or a top-level module.
 ROOMS: list[tuple[str, ...]] = [
     ("cli", "__main__"),  # the command line: parses, calls the API, prints
+    ("service",),  # the grading service beside a JupyterHub: the exchange watched, a queue, the page
     ("api",),  # the public Python API: grade a class, grade one submission, export, read results
     ("gradescope",),  # the Gradescope zip and its run
     ("classrun",),  # one grading run of a class: the run's decisions, made once, passed down as values
@@ -89,7 +90,9 @@ def test_no_module_imports_a_room_above_its_own():
 TOOLS = PACKAGE.parent / "tools"
 DRIVERS = {"cli": PACKAGE / "cli.py", "__main__": PACKAGE / "__main__.py", "tools.demo": TOOLS / "demo.py",
            "tools.bench": TOOLS / "bench.py", "tools.course": TOOLS / "course.py"}  # what drives grading
-THROUGH_THE_API = {"api", "cli", *ROOMS[-1]}  # the API, the command line's printing, and the foundation
+# the API, the command line's printing, the foundation, and the grading service (a room above the API, which
+# `serve` only dispatches to)
+THROUGH_THE_API = {"api", "cli", "service", *ROOMS[-1]}
 
 
 def test_what_drives_grading_goes_through_the_api_alone():

@@ -72,3 +72,16 @@ def test_the_release_travels_to_workers_as_data(tmp_path):
     settings = WorkerSettings.from_json(json.loads(json.dumps(WorkerSettings(release=dict(theirs.files)).to_json())))
     assert release_of(settings).files == theirs.files
     assert release_of(WorkerSettings()) is None  # the grader's own copy
+
+
+def test_a_run_given_a_release_folder_grades_against_it(tmp_path):
+    """`RunOptions.release` (the grading service passes the exchange's outbound/<assignment>/): read once, and a
+    folder that is not a release is the run's error, naming it."""
+    from autograder.classrun import RunError, _given_release
+
+    theirs = course_release(tmp_path)
+    given = _given_release(tmp_path / "release")
+    assert given is not None and given.files == theirs.files
+    assert _given_release(None) is None
+    with pytest.raises(RunError, match="not a release to grade against"):
+        _given_release(tmp_path / "nothing")
