@@ -215,23 +215,21 @@ def main(argv: list[str] | None = None) -> int:
         if reason:
             say(f"standalone ({reason})")
         with tempfile.TemporaryDirectory(prefix="ag-bench-") as work:
-            setup: RealUsers | Standalone = Standalone(Path(work))
-            try:
-                setup.start()
-                one_submission(setup)
-                burst(setup)
-            finally:
-                setup.stop()
+            measure(Standalone(Path(work)))
         return 0
     say("real users and JupyterHub")
-    setup = RealUsers()
+    measure(RealUsers())
+    return 0
+
+
+def measure(setup: RealUsers | Standalone) -> None:
+    """Both figures on `setup`, started here and stopped whatever happens."""
     try:
         setup.start()
         one_submission(setup)
         burst(setup)
     finally:
         setup.stop()
-    return 0
 
 
 if __name__ == "__main__":

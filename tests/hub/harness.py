@@ -748,17 +748,14 @@ def service_process_users(site: Site) -> dict[int, int]:
 
 
 def write_lab_settings(site: Site, user: str) -> None:
-    """The user's JupyterLab settings: every cell stays in the page (no windowing), no news or update checks."""
-    settings = site.home(user) / ".jupyter" / "lab" / "user-settings"
-    files = {
-        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-        "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
-            {"fetchNews": "false", "checkForUpdates": False},
-    }
-    for name, values in files.items():
-        path = settings / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
+    """The user's JupyterLab settings, as tests/browser writes them: every cell stays in the page (no windowing),
+    no news or update checks; owned by the user."""
+    sys.path.insert(0, str(HERE.parent / "browser"))
+    try:
+        from test_student_flow import write_lab_settings as write_settings
+    finally:
+        sys.path.remove(str(HERE.parent / "browser"))
+    write_settings(site.home(user) / ".jupyter" / "lab" / "user-settings")
     entry = pwd.getpwnam(user)
     for path in [site.home(user) / ".jupyter", *(site.home(user) / ".jupyter").rglob("*")]:
         os.chown(path, entry.pw_uid, entry.pw_gid)
