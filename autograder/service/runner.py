@@ -297,6 +297,21 @@ def main(path: Path, once: bool = False) -> int:
     return serve(loaded, once)
 
 
+def _enterable_folder(config: ServiceConfig) -> None:
+    """Each batch's process starts in the service's current folder, so this account must be able to enter it. A
+    hub-managed service inherits the hub's folder unless its entry sets "cwd", and a hub running as root may
+    keep that folder private. In that case the service works in its own state folder from the start, on the
+    main thread, before anything runs; then no course nbgrader_config.py is read for the quiz's counting, so
+    it says what to set."""
+    here = os.getcwd()
+    if os.access(here, os.R_OK | os.X_OK):
+        return
+    os.chdir(config.state)  # once, before any thread or process: the service's own folder, which it owns
+    say(f"note: this account cannot enter the folder it was started in ({here}): working in {config.state}; set "
+        "\"cwd\" in the service's entry of jupyterhub_config.py to the course's root, so that its nbgrader_config.py "
+        "decides whether the quiz counts")
+
+
 def serve(config: ServiceConfig, once: bool = False) -> int:
     """The command `serve`: 0 on a clean stop (or `--once` done), 1 when grading cannot run on this machine."""
     service = Service(config)
@@ -305,6 +320,7 @@ def serve(config: ServiceConfig, once: bool = False) -> int:
     except ValueError as exc:
         say(f"error: {exc}")
         return 2
+    _enterable_folder(config)
     start_forkserver()
     if once:
         try:

@@ -81,3 +81,21 @@ def test_a_waiting_submission_is_told_why_in_its_feedback(tmp_path):
     assert svc.write_feedback() == 2
     texts = [p.read_text() for p in (tmp_path / "exchange" / "course101" / "feedback").glob("*.html")]
     assert len(texts) == 2 and any("waits, and is graded from 2026-12-11" in text for text in texts)
+
+
+def test_a_folder_this_account_cannot_enter_is_left_for_the_state_folder(tmp_path, monkeypatch, capsys):
+    """A hub running as root starts its service in the hub's own folder, which may be closed to the service's
+    account; each batch's process must be able to start there (the hub tests found it: every batch died)."""
+    import os
+
+    from autograder.service import runner
+
+    svc, _ = service(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(os, "access", lambda path, mode: path != str(tmp_path))
+    runner._enterable_folder(svc.config)
+    assert os.getcwd() == str(svc.config.state)
+    assert "cannot enter the folder it was started in" in capsys.readouterr().err
+    monkeypatch.setattr(os, "access", lambda path, mode: True)
+    runner._enterable_folder(svc.config)  # an enterable folder is kept
+    assert os.getcwd() == str(svc.config.state)
