@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import fnmatch
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -184,11 +185,21 @@ class GradedSubmission:
     @property
     def total(self) -> float:
         """The score of the parts that count (`counting`): a self-check quiz is reported, not counted."""
-        return sum(c.score for c in self.checks if self.counting.counts(c.part))
+        return self.score_leaving_out()[0]
 
     @property
     def max_score(self) -> float:
-        return sum(c.max_score for c in self.checks if self.counting.counts(c.part))
+        return self.score_leaving_out()[1]
+
+    def score_leaving_out(self, held: Collection[str] = ()) -> tuple[float, float]:
+        """(score, maximum) of the parts that count but `held`: the one sum behind every total shown (the
+        CSV, the gradebook, the console, Gradescope's summary, the service's views), so they cannot differ."""
+        counted = [c for c in self.checks if self.counting.counts(c.part) and c.part not in held]
+        return sum(c.score for c in counted), sum(c.max_score for c in counted)
+
+    def held_parts(self) -> list[str]:
+        """The counted parts held back until the due date (`Counting.held_back`), in the order the checks ran."""
+        return [p for p in self.part_scores() if p in self.counting.held_back and self.counting.counts(p)]
 
     def uncounted_parts(self) -> list[str]:
         """The parts graded here whose scores the total leaves out, in the order the checks ran."""
@@ -243,9 +254,8 @@ class GradedSubmission:
         """The summary at the head of results.json's output, which Gradescope always shows: the total and
         each part's score, but never a held-back part's score (nor a total that holds it) before the due
         date; Gradescope hides the `score` field itself while any test is hidden."""
-        held = [p for p in self.part_scores() if p in self.counting.held_back and self.counting.counts(p)]
-        shown = [c for c in self.checks if self.counting.counts(c.part) and c.part not in held]
-        got, most = sum(c.score for c in shown), sum(c.max_score for c in shown)
+        held = self.held_parts()
+        got, most = self.score_leaving_out(held)
         if held:
             marks = sum(self.part_scores()[p][1] for p in held)
             lines = [f"Total: {got:g} / {most:g} so far: the {' and '.join(held)} ({marks:g} points) is marked "

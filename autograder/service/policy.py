@@ -95,10 +95,8 @@ def student_view(seen: Seen, policy: Policy, now: datetime) -> dict[str, Any]:
     result = seen.result
     if view == "received" or result is None or seen.state != "graded":
         return entry
-    held = set() if not before_due(policy, now) else {p for p in result.counting.held_back if result.counting.counts(p)}
-    counted = [c for c in result.checks if result.counting.counts(c.part) and c.part not in held]
-    entry["score"] = sum(c.score for c in counted)
-    entry["out_of"] = sum(c.max_score for c in counted)
+    held = set(result.held_parts()) if before_due(policy, now) else set()
+    entry["score"], entry["out_of"] = result.score_leaving_out(held)
     if held:
         entry["message"] = " ".join(filter(None, [seen.message, f"The {', '.join(sorted(held))} is marked after the "
                                                                  "due date and is not in this score."]))

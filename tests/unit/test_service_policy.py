@@ -71,6 +71,17 @@ def test_the_staff_see_the_whole_score():
     assert (entry["score"], entry["out_of"], entry["student"]) == (2, 6, "alice")
 
 
+@pytest.mark.parametrize("counts", [True, False])
+def test_the_student_sees_the_total_every_other_place_shows(counts):
+    graded = result()
+    graded.counting = Counting.of_quiz(counts)
+    before = student_view(Seen(1, "alice", BEFORE, "graded", "", graded), Policy(due=DUE, before_due="all"), BEFORE)
+    after = student_view(Seen(1, "alice", BEFORE, "graded", "", graded), Policy(due=DUE, after_due="all"), AFTER)
+    # Gradescope's summary says the same before the due date; after it, the CSV's and the gradebook's total
+    assert graded.summary_lines()[0].startswith(f"Total: {before['score']:g} / {before['out_of']:g}")
+    assert (after["score"], after["out_of"]) == (graded.total, graded.max_score) == ((2, 6) if counts else (2, 5))
+
+
 @pytest.mark.parametrize("period, start, end", [
     ("hour", datetime(2026, 12, 10, 12, tzinfo=timezone.utc), datetime(2026, 12, 10, 13, tzinfo=timezone.utc)),
     ("day", datetime(2026, 12, 10, tzinfo=timezone.utc), datetime(2026, 12, 11, tzinfo=timezone.utc)),
