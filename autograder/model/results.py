@@ -192,8 +192,8 @@ class GradedSubmission:
         return self.score_leaving_out()[1]
 
     def score_leaving_out(self, held: Collection[str] = ()) -> tuple[float, float]:
-        """(score, maximum) of the parts that count but `held`: the one sum behind every total shown (the
-        CSV, the gradebook, the console, Gradescope's summary, the service's views), so they cannot differ."""
+        """(score, maximum) of the parts that count but `held`: the one sum behind every total this package shows
+        (grades.csv, the feedback page, the class report, Gradescope's results, the service's views)."""
         counted = [c for c in self.checks if self.counting.counts(c.part) and c.part not in held]
         return sum(c.score for c in counted), sum(c.max_score for c in counted)
 

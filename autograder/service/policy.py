@@ -95,7 +95,7 @@ def student_view(seen: Seen, policy: Policy, now: datetime) -> dict[str, Any]:
     result = seen.result
     if view == "received" or result is None or seen.state != "graded":
         return entry
-    held = set(result.held_parts()) if before_due(policy, now) else set()
+    held = result.held_parts() if before_due(policy, now) else []
     entry["score"], entry["out_of"] = result.score_leaving_out(held)
     if held:
         entry["message"] = " ".join(filter(None, [seen.message, f"The {', '.join(sorted(held))} is marked after the "
